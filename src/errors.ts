@@ -1,0 +1,91 @@
+/**
+ * Errors that end a command. Each carries the SPEC §4 exit code and a stable `code`
+ * that appears in the final `result` event's `status`. Messages are written for the
+ * user: they name the file, key or host and say what to do next.
+ */
+
+/** SPEC §4 exit codes. */
+export const EXIT = {
+  success: 0,
+  error: 1,
+  invalid_input: 2,
+  incomplete: 3,
+  aborted: 4,
+  budget_exhausted: 5,
+  llm_unavailable: 75,
+  interrupted: 130,
+} as const;
+
+export type ExitStatus = keyof typeof EXIT;
+
+export class NaviError extends Error {
+  readonly status: ExitStatus;
+  /** Machine-readable detail, e.g. `config_invalid`, `model_not_found`. */
+  readonly code: string;
+
+  constructor(status: ExitStatus, code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.status = status;
+    this.code = code;
+  }
+
+  get exitCode(): number {
+    return EXIT[this.status];
+  }
+}
+
+/** Bad flags or an invalid user file (config, task, profile, tool module): exit 2. */
+export class InvalidInputError extends NaviError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super('invalid_input', code, message, options);
+  }
+}
+
+/** Ollama unreachable, model missing, stream stalled: exit 75 (retry later). */
+export class LlmUnavailableError extends NaviError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super('llm_unavailable', code, message, options);
+  }
+}
+
+/** Database could not be opened, migrated, locked or written: exit 1. */
+export class StorageError extends NaviError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super('error', code, message, options);
+  }
+}
+
+/** The run was stopped by SIGINT/SIGTERM: exit 130, state saved. */
+export class InterruptedError extends NaviError {
+  constructor(message = 'interrupted') {
+    super('interrupted', 'interrupted', message);
+  }
+}
+
+/** Lookup failures the user can fix (unknown session id, unknown profile): exit 1 unless noted. */
+export class NotFoundError extends NaviError {
+  constructor(code: string, message: string) {
+    super('error', code, message);
+  }
+}
+
+export function isNaviError(err: unknown): err is NaviError {
+  return err instanceof NaviError;
+}
+
+/** True when `err` is an abort caused by an AbortSignal (DOMException or node AbortError). */
+export function isAbortError(err: unknown): boolean {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    'name' in err &&
+    ((err as { name: unknown }).name === 'AbortError' || (err as { name: unknown }).name === 'TimeoutError')
+  );
+}
+
+/** One line, no stack: what the CLI prints for an unexpected error. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
+  return String(err);
+}

@@ -1,0 +1,108 @@
+/**
+ * The model as the agent sees it. The Ollama adapter (`ollama-client.ts`) implements this;
+ * tests pass a scripted implementation or point the real adapter at the fake server.
+ */
+
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+
+/** A tool call as the model produced it. `arguments` is whatever came over the wire. */
+export interface ToolCallRequest {
+  /** Provider id when present; otherwise assigned by the agent (`call_<n>`). */
+  id?: string;
+  name: string;
+  /**
+   * Usually an object. A string means the model sent text that is not a JSON object
+   * (the agent reports it back as "invalid JSON arguments").
+   */
+  arguments: unknown;
+}
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+  /** Reasoning text (assistant only). Not sent back to the model. */
+  thinking?: string;
+  tool_calls?: ToolCallRequest[];
+  /** For role `tool`: the tool that produced this result. */
+  tool_name?: string;
+}
+
+/** JSON-schema function declaration in Ollama's (OpenAI-compatible) shape. */
+export interface ToolSchema {
+  type: 'function';
+  function: {
+    name: string;
+    description: string;
+    parameters: Record<string, unknown>;
+  };
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools?: ToolSchema[];
+  /** Ask for extended reasoning (`think: true`). */
+  think: boolean;
+  /** Always sent: Ollama's own default silently truncates long prompts. */
+  numCtx: number;
+  temperature?: number;
+  keepAlive?: string;
+  /** Stops the request, including before the first chunk arrives. */
+  signal: AbortSignal;
+  /** Ask for a JSON object response (non-streaming planner calls). */
+  format?: 'json';
+}
+
+/** One piece of a streamed response. */
+export type ChatChunk =
+  | { type: 'thinking'; text: string }
+  | { type: 'text'; text: string }
+  | { type: 'tool_calls'; calls: ToolCallRequest[] }
+  | { type: 'done'; usage: ChatUsage; doneReason: string; model: string };
+
+export interface ChatUsage {
+  /** Real `prompt_eval_count` from Ollama (0 when the server did not report it). */
+  promptTokens: number;
+  /** Real `eval_count`. */
+  completionTokens: number;
+}
+
+export interface ChatResult {
+  content: string;
+  thinking: string;
+  toolCalls: ToolCallRequest[];
+  usage: ChatUsage;
+  doneReason: string;
+  model: string;
+}
+
+export interface ModelDetails {
+  name: string;
+  /** Context length the model was trained for, from `/api/show` model_info, when reported. */
+  contextLength?: number;
+  capabilities?: string[];
+}
+
+export interface LlmClient {
+  /**
+   * Streams one chat completion. Throws `LlmUnavailableError` (unreachable, model missing,
+   * first-chunk or inter-chunk timeout, broken stream) or an AbortError when `signal` fires.
+   */
+  chatStream(req: ChatRequest): AsyncIterable<ChatChunk>;
+  /** Non-streaming completion (planner, summariser). Same errors as `chatStream`. */
+  chat(req: ChatRequest): Promise<ChatResult>;
+  /** `/api/show`; throws `LlmUnavailableError` with code `model_not_found` for a missing model. */
+  showModel(model: string, signal?: AbortSignal): Promise<ModelDetails>;
+  /** `/api/tags`: names of pulled models. */
+  listModels(signal?: AbortSignal): Promise<string[]>;
+  /** `/api/version`. */
+  version(signal?: AbortSignal): Promise<string>;
+}
+
+export interface LlmClientOptions {
+  host: string;
+  /** Max wait for the first chunk (prefill), seconds. */
+  firstChunkTimeoutS: number;
+  /** Max gap between chunks after the first, seconds. */
+  chunkTimeoutS: number;
+}

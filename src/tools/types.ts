@@ -1,0 +1,75 @@
+/**
+ * Tools the model can call. A tool never throws for a bad call it can explain: it returns
+ * `{ ok: false, output }` and the model reads the output. Anything it does throw is turned
+ * into a failed result by the registry, never a crash of the run.
+ */
+import type { z } from 'zod';
+
+/** Per-session state a tool may read and write (todo, scratchpad). */
+export interface SessionStateStore {
+  getTodos(sessionId: string): Promise<TodoItem[]>;
+  setTodos(sessionId: string, items: TodoItem[]): Promise<void>;
+  getScratchpad(sessionId: string): Promise<ScratchpadEntry[]>;
+  setScratchpad(sessionId: string, entries: ScratchpadEntry[]): Promise<void>;
+}
+
+export type TodoStatus = 'pending' | 'in_progress' | 'done';
+
+export interface TodoItem {
+  id: number;
+  text: string;
+  status: TodoStatus;
+  /** How the step was verified (required to mark done when step validation is on). */
+  validation?: string;
+}
+
+export interface ScratchpadEntry {
+  key: string;
+  /** `note`, `finding` or `error`; re-plans pack findings and errors. */
+  kind: 'note' | 'finding' | 'error';
+  value: string;
+}
+
+/** Shell allow/deny policy (SPEC §10): glob patterns over the command line; deny wins. */
+export interface ShellPolicy {
+  allow: string[];
+  deny: string[];
+  /** Default timeout, seconds. */
+  timeoutS: number;
+  /** Bytes of combined output kept (head + tail). */
+  maxOutputBytes: number;
+}
+
+/** Side-channel events a tool may emit while it runs (rendered by the CLI, stored by nobody). */
+export type ToolSideEvent =
+  | { type: 'todo_updated'; todos: TodoItem[] }
+  | { type: 'warning'; message: string; code: string };
+
+export interface ToolContext {
+  /** Working directory; every file path is confined to it. */
+  cwd: string;
+  /** Session whose todo/scratchpad the tool acts on (the parent's for sub-agents). */
+  sessionId: string;
+  signal: AbortSignal;
+  state: SessionStateStore;
+  shell: ShellPolicy;
+  /** Removes secret values from text before anyone sees it. */
+  redact: (text: string) => string;
+  emit: (event: ToolSideEvent) => void;
+  /** Whether a person can answer a prompt (never true in headless runs). */
+  interactive: boolean;
+}
+
+export interface ToolResult {
+  ok: boolean;
+  /** What the model reads. Already redacted and capped by the registry. */
+  output: string;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  /** Validates the model's arguments; also the source of the JSON schema sent to the model. */
+  schema: S;
+  execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
+}
