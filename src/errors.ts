@@ -80,7 +80,7 @@ export function isAbortError(err: unknown): boolean {
     typeof err === 'object' &&
     err !== null &&
     'name' in err &&
-    ((err as { name: unknown }).name === 'AbortError' || (err as { name: unknown }).name === 'TimeoutError')
+    ((err).name === 'AbortError' || (err).name === 'TimeoutError')
   );
 }
 

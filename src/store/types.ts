@@ -49,7 +49,7 @@ export interface MessageOptions {
 export interface SessionRepository {
   create(session: NewSession): Promise<void>;
   get(id: string): Promise<SessionRecord | null>;
-  /** Newest first. */
+  /** Most recently active first (`updated_at`: appends and `addUsage` bump it). */
   list(opts?: { limit?: number; kind?: SessionKind }): Promise<SessionRecord[]>;
   /** Deletes the session and everything that belongs to it (messages, context, todos…). */
   remove(id: string): Promise<boolean>;
@@ -91,4 +91,17 @@ export interface OpenStoreOptions {
   url?: string;
   /** PGlite directory (default `~/.local/share/navi/pgdata` or `$NAVI_DATA_DIR`). */
   dataDir: string;
+  /** PostgreSQL only: seconds to wait for the server to answer before failing (default 10). */
+  connectTimeoutS?: number;
+}
+
+/** What `migrateDatabase` (`navi db migrate`) did. */
+export interface MigrationReport {
+  backend: Store['backend'];
+  /** As in `Store.location` (password redacted). */
+  location: string;
+  /** Migrations applied now (0: the database was already up to date). */
+  applied: number;
+  /** Migrations shipped with this navi. */
+  total: number;
 }

@@ -58,6 +58,16 @@ export interface ToolContext {
   emit: (event: ToolSideEvent) => void;
   /** Whether a person can answer a prompt (never true in headless runs). */
   interactive: boolean;
+  /**
+   * Profile's `step_validation_enabled`: when true, `todo update` to `done` needs a `validation`
+   * saying how the step was checked. Absent means off.
+   */
+  stepValidation?: boolean;
+  /**
+   * Bytes of a result the model will see; set by the registry for each call. A tool that
+   * captures more (shell) caps to it itself, so its omitted-bytes marker counts the real loss.
+   */
+  outputLimitBytes?: number;
 }
 
 export interface ToolResult {
@@ -71,5 +81,10 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   /** Validates the model's arguments; also the source of the JSON schema sent to the model. */
   schema: S;
+  /**
+   * JSON schema sent to the model instead of the one derived from `schema`. For tools that
+   * declare JSON schema themselves (user tools in `./tools/`); built-ins leave it unset.
+   */
+  parameters?: Record<string, unknown>;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -1,0 +1,133 @@
+/**
+ * Command-line parsing (yargs). Each command's module is imported only when that command
+ * runs, so `--help` and light commands stay fast and open no database or model client.
+ */
+import yargs, { type Argv } from 'yargs';
+import { EXIT } from '../errors.js';
+import type { GlobalArgs } from './global-args.js';
+import { reportFatal } from './fatal.js';
+
+const EPILOG = `Exit codes: 0 success, 1 error, 2 invalid input, 3 incomplete, 4 aborted,
+5 budget exhausted, 75 Ollama unavailable, 130 interrupted.
+Docs: README.md (output formats, event schema, config keys).`;
+
+function globalOptions(y: Argv): Argv<GlobalArgs> {
+  return y
+    .option('cwd', { type: 'string', describe: 'Working directory (file tools are confined to it)' })
+    .option('config', { type: 'string', describe: 'Config file (default ./.nav-config.json)' })
+    .option('output', {
+      alias: 'o',
+      choices: ['text', 'json', 'stream-json'] as const,
+      default: 'text' as const,
+      describe: 'Output format',
+    })
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress or warnings on stderr' })
+    .option('color', { type: 'boolean', default: true, describe: 'Colour on a terminal (--no-color, or NO_COLOR)' })
+    .option('db', { type: 'string', describe: 'PostgreSQL URL (else DATABASE_URL, else embedded PGlite)' })
+    .option('ollama-host', { type: 'string', describe: 'Ollama URL (else OLLAMA_HOST, else http://127.0.0.1:11434)' })
+    .option('model', { alias: 'm', type: 'string', describe: 'Model name (else llm.model, default qwen3:8b)' })
+    .option('profile', { alias: 'p', type: 'string', describe: 'Profile id (else default_profile)' });
+}
+
+type Handler = (argv: GlobalArgs & Record<string, unknown>) => Promise<number>;
+
+/** Wraps a lazily imported handler so its exit code reaches `main`. */
+function lazy(load: () => Promise<Handler>, sink: { code: number }): (argv: Record<string, unknown>) => Promise<void> {
+  return async (argv) => {
+    const handler = await load();
+    sink.code = await handler(argv as GlobalArgs & Record<string, unknown>);
+  };
+}
+
+export async function main(args: string[]): Promise<void> {
+  const sink = { code: 0 };
+  const cli = globalOptions(yargs(args))
+    .scriptName('navi')
+    .usage('$0 <command> [options]\n\nHeadless agent runner for local models (Ollama).')
+    .command(
+      'run [prompt..]',
+      'One-shot: run one agent turn (full tool loop) on a prompt',
+      (y) =>
+        y
+          .positional('prompt', { type: 'string', array: true, describe: 'The prompt (else --file, else stdin when piped)' })
+          .option('file', { alias: 'f', type: 'string', describe: 'Read the prompt from a file' })
+          .option('session', { alias: 's', type: 'string', describe: 'Continue an existing session' })
+          .option('max-iterations', { type: 'number', describe: "Cap tool-loop iterations (else the profile's max_iterations)" })
+          .example('$0 run "list the TODOs in src/"', '')
+          .example('git diff | $0 run -o json', 'prompt from stdin, one JSON result')
+          .example('$0 run -s SESSION_ID "now fix the first one"', 'continue a session'),
+      lazy(async () => (await import('./commands/run.js')).runCommand, sink),
+    )
+    .command('sessions', 'List, show, delete sessions', (y) =>
+      y
+        .command(
+          'list',
+          'List sessions, newest first',
+          (yy) => yy.option('limit', { type: 'number', default: 20, describe: 'How many' }),
+          lazy(async () => (await import('./commands/sessions.js')).sessionsList, sink),
+        )
+        .command(
+          'show <id>',
+          "Show a session's messages (the display buffer)",
+          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          lazy(async () => (await import('./commands/sessions.js')).sessionsShow, sink),
+        )
+        .command(
+          'rm <id>',
+          'Delete a session and everything stored with it',
+          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          lazy(async () => (await import('./commands/sessions.js')).sessionsRemove, sink),
+        )
+        .demandCommand(1, 'name a sessions subcommand: list, show, rm'),
+    )
+    .command('profiles', 'List and show profiles', (y) =>
+      y
+        .command('list', 'List profiles', {}, lazy(async () => (await import('./commands/profiles.js')).profilesList, sink))
+        .command(
+          'show <id>',
+          "Show a profile's effective settings, tools and system prompt",
+          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          lazy(async () => (await import('./commands/profiles.js')).profilesShow, sink),
+        )
+        .demandCommand(1, 'name a profiles subcommand: list, show'),
+    )
+    .command('db', 'Database maintenance', (y) =>
+      y
+        .command('migrate', 'Apply migrations now (they also run on first use)', {}, lazy(async () => (await import('./commands/db.js')).dbMigrate, sink))
+        .demandCommand(1, 'name a db subcommand: migrate'),
+    )
+    .command('doctor', 'Check config, database, Ollama, model, profiles and tools', {}, lazy(async () => (await import('./commands/doctor.js')).doctorCommand, sink))
+    .command('init', 'Write a starter .nav-config.json, profiles/ and tasks/ here (never overwrites)', {}, lazy(async () => (await import('./commands/init.js')).initCommand, sink))
+    .demandCommand(1, '')
+    .strict()
+    .recommendCommands()
+    .help()
+    .alias('help', 'h')
+    .version(false)
+    .option('version', { alias: 'V', type: 'boolean', describe: 'Show version number' })
+    .epilog(EPILOG)
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .fail((msg, err, y) => {
+      if (err) throw err;
+      if (!msg) {
+        // `navi` alone: help on stdout, exit 0, as most CLIs do for a bare invocation.
+        y.showHelp((s: string) => process.stdout.write(`${s}\n`));
+        return;
+      }
+      process.stderr.write(`navi: ${msg}\nRun 'navi --help' for usage.\n`);
+      sink.code = EXIT.invalid_input;
+    });
+
+  try {
+    const argv = await cli.parseAsync();
+    if (argv.version === true) {
+      const { readFileSync } = await import('node:fs');
+      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+      process.stdout.write(`${pkg.version}\n`);
+    }
+  } catch (err) {
+    sink.code = reportFatal(err);
+  }
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(sink.code);
+}

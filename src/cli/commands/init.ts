@@ -1,0 +1,44 @@
+/**
+ * `navi init`: starter files in the working directory. Never overwrites: an existing file is
+ * reported and left alone.
+ */
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { GlobalArgs } from '../global-args.js';
+import { resolveCwd } from '../setup.js';
+
+/** Files written by init: template path (under navi's templates/) → destination in the cwd. */
+const FILES: ReadonlyArray<[string, string]> = [
+  ['nav-config.json', '.nav-config.json'],
+  ['profiles/my-agent/config.json', 'profiles/my-agent/config.json'],
+  ['profiles/my-agent/system_prompt.txt', 'profiles/my-agent/system_prompt.txt'],
+  ['tasks/example.yaml', 'tasks/example.yaml'],
+];
+
+export function initCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+  const cwd = resolveCwd(argv.cwd);
+  const templates = fileURLToPath(new URL('../../../templates/', import.meta.url));
+  const created: string[] = [];
+  const skipped: string[] = [];
+  for (const [from, to] of FILES) {
+    const dest = join(cwd, to);
+    if (existsSync(dest)) {
+      skipped.push(to);
+      continue;
+    }
+    mkdirSync(dirname(dest), { recursive: true });
+    copyFileSync(join(templates, from), dest);
+    created.push(to);
+  }
+  if (argv.output !== 'text') {
+    process.stdout.write(`${JSON.stringify({ created, skipped })}\n`);
+  } else {
+    for (const f of created) process.stdout.write(`created ${f}\n`);
+    for (const f of skipped) process.stdout.write(`exists, left alone: ${f}\n`);
+    if (created.length > 0) {
+      process.stdout.write(`\nNext: navi doctor${relative(process.cwd(), cwd) ? ` --cwd ${relative(process.cwd(), cwd)}` : ''}, then navi run "…"\n`);
+    }
+  }
+  return Promise.resolve(0);
+}

@@ -1,0 +1,67 @@
+/** `navi profiles list|show`: no database, no model. */
+import { NotFoundError } from '../../errors.js';
+import { systemPromptFor } from '../../profiles/load.js';
+import { builtinTools } from '../../tools/builtin/index.js';
+import { ToolRegistry } from '../../tools/registry.js';
+import { toolsForProfile, unknownProfileTools } from '../../agent/agent.js';
+import type { GlobalArgs } from '../global-args.js';
+import { profilesFor, setup } from '../setup.js';
+
+type Args = GlobalArgs & Record<string, unknown>;
+
+export async function profilesList(argv: Args): Promise<number> {
+  const { cwd, config } = setup(argv);
+  const set = await profilesFor(cwd);
+  const rows = [...set.profiles.values()].sort((a, b) => a.id.localeCompare(b.id));
+  if (argv.output !== 'text') {
+    process.stdout.write(
+      `${JSON.stringify({
+        default_profile: config.default_profile,
+        profiles: rows.map((p) => ({ id: p.id, source: p.source, description: p.settings.description, tools: p.settings.tools.agent })),
+      })}\n`,
+    );
+    return 0;
+  }
+  const width = Math.max(...rows.map((p) => p.id.length), 2);
+  for (const p of rows) {
+    const mark = p.id === config.default_profile ? '*' : ' ';
+    process.stdout.write(`${mark} ${p.id.padEnd(width)}  ${p.source.padEnd(7)}  ${p.settings.description}\n`);
+  }
+  process.stdout.write(`\n* default profile. Details: navi profiles show ID\n`);
+  return 0;
+}
+
+export async function profilesShow(argv: Args): Promise<number> {
+  const { cwd, config } = setup(argv);
+  const set = await profilesFor(cwd);
+  const id = String(argv.id);
+  const profile = set.profiles.get(id);
+  if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${id}'; available: ${[...set.profiles.keys()].join(', ')}`);
+  const registry = new ToolRegistry(builtinTools());
+  const tools = toolsForProfile(profile, registry);
+  const unknown = unknownProfileTools(profile, registry);
+  const prompt = systemPromptFor(set, profile);
+  const model = profile.settings.model ?? config.llm.model;
+  if (argv.output !== 'text') {
+    process.stdout.write(
+      `${JSON.stringify({ id: profile.id, source: profile.source, dir: profile.dir, model, settings: profile.settings, tools, unknown_tools: unknown, system_prompt: prompt })}\n`,
+    );
+    return 0;
+  }
+  const out: string[] = [
+    `profile ${profile.id} (${profile.source}: ${profile.dir})`,
+    profile.settings.description,
+    '',
+    `model: ${model}`,
+    `tools: ${tools.join(', ') || '(none)'}`,
+  ];
+  if (unknown.length > 0) out.push(`unknown tools: ${unknown.join(', ')}`);
+  out.push('', 'settings:');
+  for (const [k, v] of Object.entries(profile.settings)) {
+    if (k === 'description' || k === 'tools') continue;
+    out.push(`  ${k}: ${JSON.stringify(v)}`);
+  }
+  out.push('', `system prompt (${Buffer.byteLength(prompt)} bytes):`, prompt);
+  process.stdout.write(`${out.join('\n')}\n`);
+  return 0;
+}

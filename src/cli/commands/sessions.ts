@@ -1,0 +1,100 @@
+/** `navi sessions list|show|rm`. */
+import { NotFoundError } from '../../errors.js';
+import type { Store } from '../../store/types.js';
+import type { GlobalArgs } from '../global-args.js';
+import { openConfiguredStore, setup } from '../setup.js';
+
+type Args = GlobalArgs & Record<string, unknown>;
+
+async function withStore<T>(argv: Args, fn: (store: Store, json: boolean) => Promise<T>): Promise<T> {
+  const { config, env } = setup(argv);
+  const store = await openConfiguredStore(config, env);
+  try {
+    return await fn(store, argv.output !== 'text');
+  } finally {
+    await store.close();
+  }
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+export async function sessionsList(argv: Args): Promise<number> {
+  const limit = typeof argv.limit === 'number' && argv.limit > 0 ? argv.limit : 20;
+  return withStore(argv, async (store, json) => {
+    const sessions = await store.sessions.list({ limit });
+    if (json) {
+      printJson({
+        sessions: sessions.map((s) => ({
+          id: s.id,
+          kind: s.kind,
+          profile: s.profile,
+          model: s.model,
+          cwd: s.cwd,
+          parent_id: s.parentId,
+          title: s.title,
+          prompt_tokens: s.promptTokens,
+          completion_tokens: s.completionTokens,
+          created_at: s.createdAt.toISOString(),
+          updated_at: s.updatedAt.toISOString(),
+        })),
+      });
+      return 0;
+    }
+    if (sessions.length === 0) {
+      process.stdout.write('no sessions yet; start one with: navi run "…"\n');
+      return 0;
+    }
+    for (const s of sessions) {
+      const when = s.updatedAt.toISOString().replace('T', ' ').slice(0, 16);
+      const title = s.title.length > 60 ? `${s.title.slice(0, 59)}…` : s.title;
+      process.stdout.write(`${s.id}  ${when}  ${s.kind.padEnd(8)} ${s.profile.padEnd(10)} ${title}\n`);
+    }
+    return 0;
+  });
+}
+
+export async function sessionsShow(argv: Args): Promise<number> {
+  const id = String(argv.id);
+  return withStore(argv, async (store, json) => {
+    const session = await store.sessions.get(id);
+    if (!session) throw new NotFoundError('session_not_found', `no session '${id}'; see: navi sessions list`);
+    const messages = await store.messages.list(id);
+    if (json) {
+      printJson({
+        session: { id: session.id, kind: session.kind, profile: session.profile, model: session.model, cwd: session.cwd, title: session.title },
+        messages: messages.map((m) => ({
+          seq: m.seq,
+          role: m.role,
+          content: m.content,
+          ...(m.thinking ? { thinking: m.thinking } : {}),
+          ...(m.tool_calls ? { tool_calls: m.tool_calls } : {}),
+          ...(m.tool_name ? { tool_name: m.tool_name } : {}),
+          is_plan: m.isPlan,
+          created_at: m.createdAt.toISOString(),
+        })),
+      });
+      return 0;
+    }
+    process.stdout.write(`session ${session.id} (${session.kind}, profile ${session.profile}, model ${session.model})\ncwd ${session.cwd}\n\n`);
+    for (const m of messages) {
+      const label = m.role === 'tool' ? `tool ${m.tool_name ?? ''}`.trim() : m.isPlan ? 'plan' : m.role;
+      process.stdout.write(`── ${label} #${m.seq}\n`);
+      if (m.content) process.stdout.write(`${m.content}\n`);
+      for (const c of m.tool_calls ?? []) process.stdout.write(`→ ${c.name} ${typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)}\n`);
+    }
+    return 0;
+  });
+}
+
+export async function sessionsRemove(argv: Args): Promise<number> {
+  const id = String(argv.id);
+  return withStore(argv, async (store, json) => {
+    const removed = await store.sessions.remove(id);
+    if (!removed) throw new NotFoundError('session_not_found', `no session '${id}'; see: navi sessions list`);
+    if (json) printJson({ removed: id });
+    else process.stdout.write(`removed session ${id}\n`);
+    return 0;
+  });
+}

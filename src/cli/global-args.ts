@@ -1,0 +1,12 @@
+/** Flags every command accepts (SPEC §3). */
+export interface GlobalArgs {
+  cwd?: string;
+  config?: string;
+  output: 'text' | 'json' | 'stream-json';
+  quiet: boolean;
+  color: boolean;
+  db?: string;
+  ollamaHost?: string;
+  model?: string;
+  profile?: string;
+}

@@ -1,0 +1,177 @@
+/**
+ * The three output modes of SPEC §4. The CLI is the only writer to stdout:
+ * - text: the assistant's words on stdout; progress on stderr only for a person at a terminal;
+ * - json: exactly one JSON object (the `result` event) on stdout at the end;
+ * - stream-json: one event per line, written as it happens, ending with `result`.
+ */
+import type { AgentEvent, EventPayload, WireEvent } from '../agent/events.js';
+import { SCHEMA_VERSION } from '../agent/events.js';
+import { createProgress, type Progress } from './progress.js';
+
+export type OutputMode = 'text' | 'json' | 'stream-json';
+
+export interface OutputOptions {
+  mode: OutputMode;
+  quiet: boolean;
+  color: boolean;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: Record<string, string | undefined>;
+}
+
+type ResultPayload = Omit<EventPayload<'result'>, never>;
+
+/** Renders agent events for one command invocation. */
+export class Output {
+  private seq = 0;
+  private sessionId = '';
+  private runId: string | undefined;
+  private atLineStart = true;
+  private wroteText = false;
+  private readonly progress: Progress;
+
+  constructor(private readonly opts: OutputOptions) {
+    this.progress = createProgress({
+      enabled: opts.mode === 'text' && !opts.quiet,
+      stderr: opts.stderr,
+      env: opts.env,
+      color: opts.color,
+    });
+  }
+
+  get mode(): OutputMode {
+    return this.opts.mode;
+  }
+
+  setSession(sessionId: string, runId?: string): void {
+    this.sessionId = sessionId;
+    this.runId = runId;
+  }
+
+  private envelope(type: string): WireEvent {
+    const ev: WireEvent = {
+      type,
+      schema_version: SCHEMA_VERSION,
+      seq: this.seq++,
+      ts: new Date().toISOString(),
+      session_id: this.sessionId,
+    };
+    if (this.runId !== undefined) ev.run_id = this.runId;
+    return ev;
+  }
+
+  private writeLine(obj: WireEvent): void {
+    this.opts.stdout.write(`${JSON.stringify(obj)}\n`);
+  }
+
+  /** Writes text to stdout in text mode, tracking whether the last char was a newline. */
+  private text(s: string): void {
+    if (s.length === 0) return;
+    this.progress.pause();
+    this.opts.stdout.write(s);
+    this.atLineStart = s.endsWith('\n');
+    this.wroteText = true;
+  }
+
+  /** A diagnostic for people: stderr, in every mode (never stdout in json modes). */
+  diagnostic(message: string): void {
+    this.progress.pause();
+    this.opts.stderr.write(`${message}\n`);
+  }
+
+  event(ev: AgentEvent): void {
+    if (this.opts.mode === 'stream-json') {
+      this.writeLine({ ...this.envelope(ev.type), ...ev });
+      return;
+    }
+    if (this.opts.mode === 'json') {
+      if (ev.type === 'warning' && !this.opts.quiet) this.opts.stderr.write(`warning: ${ev.message}\n`);
+      return;
+    }
+    this.renderText(ev);
+  }
+
+  private renderText(ev: AgentEvent): void {
+    switch (ev.type) {
+      case 'text_delta':
+        this.progress.stop();
+        this.text(ev.text);
+        break;
+      case 'thinking_delta':
+        this.progress.update('thinking…');
+        break;
+      case 'tool_started':
+        this.progress.update(`${ev.name} ${summariseArgs(ev.arguments)}`);
+        break;
+      case 'tool_call':
+        this.progress.log(`${ev.ok ? '✓' : '✗'} ${ev.name} ${summariseArgs(ev.arguments)} (${Math.round(ev.duration_ms)} ms)`);
+        break;
+      case 'warning':
+        if (!this.opts.quiet) this.diagnostic(`warning: ${ev.message}`);
+        break;
+      case 'error':
+        this.diagnostic(`error: ${ev.message}`);
+        break;
+      case 'heartbeat':
+        this.progress.update(ev.waiting_for === 'model' ? `waiting for the model… ${Math.round(ev.elapsed_ms / 1000)} s` : `tool running… ${Math.round(ev.elapsed_ms / 1000)} s`);
+        break;
+      case 'run_started':
+        this.progress.update('waiting for the model…');
+        break;
+      case 'stream_end':
+        if (this.wroteText && !this.atLineStart) this.text('\n');
+        break;
+      case 'model_info':
+      case 'thinking_end':
+      case 'todo_updated':
+      case 'planning_status':
+      case 'plan_ready':
+      case 'compression_started':
+      case 'context_compressed':
+        break;
+      default: {
+        const never: never = ev;
+        void never;
+      }
+    }
+  }
+
+  /** The final event. Returns once stdout has taken it. */
+  async result(payload: ResultPayload): Promise<void> {
+    this.progress.stop();
+    if (this.opts.mode === 'text') {
+      if (this.wroteText && !this.atLineStart) this.text('\n');
+      if (payload.status !== 'success') {
+        for (const e of payload.errors) this.diagnostic(`navi: ${e}`);
+        if (payload.errors.length === 0) this.diagnostic(`navi: ${payload.status} (${payload.reason})`);
+      }
+    } else {
+      const ev = { ...this.envelope('result'), ...payload };
+      if (this.opts.mode === 'json') this.opts.stdout.write(`${JSON.stringify(ev)}\n`);
+      else this.writeLine(ev);
+      if (payload.status !== 'success' && !this.opts.quiet) for (const e of payload.errors) this.opts.stderr.write(`navi: ${e}\n`);
+    }
+    await drain(this.opts.stdout);
+  }
+
+  close(): void {
+    this.progress.stop();
+  }
+}
+
+/** One short line describing tool arguments for progress output. */
+export function summariseArgs(args: unknown): string {
+  if (typeof args !== 'object' || args === null) return '';
+  const record = args as Record<string, unknown>;
+  const primary = record.command ?? record.path ?? record.pattern ?? record.action ?? record.task;
+  const text = typeof primary === 'string' ? primary : '';
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > 60 ? `${oneLine.slice(0, 57)}…` : oneLine;
+}
+
+/** Resolves once everything written to `stream` has been handed to the OS. */
+export function drain(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    stream.write('', () => resolve());
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * What most commands need before they start: the working directory, the layered config,
+ * the output renderer and (lazily) the profiles and the database.
+ */
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import type { NaviConfig } from '../config/schema.js';
+import { loadConfig } from '../config/load.js';
+import { InvalidInputError } from '../errors.js';
+import type { ProfileSet } from '../profiles/types.js';
+import type { Store } from '../store/types.js';
+import type { GlobalArgs } from './global-args.js';
+import { Output } from './output.js';
+
+export interface CliSetup {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  config: NaviConfig;
+  output: Output;
+}
+
+export function resolveCwd(dir: string | undefined): string {
+  const cwd = resolve(dir ?? process.cwd());
+  let isDir: boolean;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new InvalidInputError('cwd_invalid', `--cwd ${dir ?? cwd}: not a directory`);
+  return cwd;
+}
+
+/** Output renderer for this invocation (available before config is loaded). */
+export function createOutput(argv: GlobalArgs): Output {
+  const env = process.env;
+  const color = argv.color && !('NO_COLOR' in env) && process.stderr.isTTY === true;
+  return new Output({ mode: argv.output, quiet: argv.quiet, color, stdout: process.stdout, stderr: process.stderr, env });
+}
+
+export function setup(argv: GlobalArgs, output: Output = createOutput(argv)): CliSetup {
+  const env = process.env;
+  const cwd = resolveCwd(argv.cwd);
+  const loaded = loadConfig({
+    cwd,
+    configFile: argv.config,
+    env,
+    home: homedir(),
+    flags: { ollamaHost: argv.ollamaHost, model: argv.model, db: argv.db, profile: argv.profile },
+  });
+  if (!argv.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
+  return { cwd, env, config: loaded.config, output };
+}
+
+/** Shipped profiles plus the project's `profiles/` folder. */
+export async function profilesFor(cwd: string): Promise<ProfileSet> {
+  const { loadProfiles, shippedProfilesDir } = await import('../profiles/load.js');
+  return loadProfiles({ shippedDir: shippedProfilesDir(), projectDir: resolve(cwd, 'profiles') });
+}
+
+/** Opens the configured database (PGlite by default), migrating it on first use. */
+export async function openConfiguredStore(config: NaviConfig, env: Record<string, string | undefined>): Promise<Store> {
+  const { openStore, defaultDataDir } = await import('../store/open.js');
+  return openStore({ url: config.db.url, dataDir: config.db.data_dir ?? defaultDataDir(env) });
+}

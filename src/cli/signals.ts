@@ -1,0 +1,39 @@
+/**
+ * Cooperative stop (SPEC §8): the first SIGINT or SIGTERM aborts one AbortSignal that flows
+ * through the model call, tools and the loop, so everything so far is saved and the command
+ * exits 130. A second SIGINT exits at once.
+ */
+import { EXIT } from '../errors.js';
+
+export interface StopHandle {
+  signal: AbortSignal;
+  /** Which signal stopped the run, if any. */
+  readonly stoppedBy: NodeJS.Signals | null;
+  dispose(): void;
+}
+
+export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void): StopHandle {
+  const controller = new AbortController();
+  let stoppedBy: NodeJS.Signals | null = null;
+  const handler = (sig: NodeJS.Signals): void => {
+    if (stoppedBy !== null) {
+      if (sig === 'SIGINT') process.exit(EXIT.interrupted);
+      return;
+    }
+    stoppedBy = sig;
+    onFirst?.(sig);
+    controller.abort(new DOMException(`stopped by ${sig}`, 'AbortError'));
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: controller.signal,
+    get stoppedBy() {
+      return stoppedBy;
+    },
+    dispose() {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}

@@ -1,0 +1,313 @@
+/**
+ * The layered configuration loader (SPEC §5). Precedence, highest first:
+ *   flags > env > loop overrides (task `loop` block, `navi loop` flags) >
+ *   (`--config FILE` | `./.nav-config.json` | `./.agent/.nav-config.json`) >
+ *   `$XDG_CONFIG_HOME/navi/config.json` (default `~/.config/navi/config.json`) > defaults.
+ * Each layer is validated on its own, so an error names the file (or variable, or flag) that
+ * holds the bad value even when a higher layer would have overridden it; then the layers are
+ * deep-merged (objects merge, arrays and scalars replace) and the result parsed once more for
+ * the defaults. Synchronous and import-light: it runs before every command.
+ */
+
+import { isAbsolute, join, relative, resolve, dirname, sep } from 'node:path';
+import { InvalidInputError } from '../errors.js';
+import { formatProblems, problemsFrom } from './issues.js';
+import { readJsonFile } from './json-file.js';
+import { assertLoopSafety, isMaxIterationsExplicit } from './loop-guard.js';
+import { CONFIG_KEYS, NaviConfigSchema, type NaviConfig } from './schema.js';
+
+/** The global flags that feed configuration (as parsed by the CLI, camelCase). */
+export interface ConfigFlags {
+  /** `--ollama-host URL` → llm.host */
+  ollamaHost?: string;
+  /** `--model NAME` → llm.model */
+  model?: string;
+  /** `--db URL` → db.url */
+  db?: string;
+  /** `--profile ID` → default_profile */
+  profile?: string;
+}
+
+/** A loop_mode override above the config files: a task file's `loop` block, `navi loop` flags. */
+export interface LoopOverride {
+  /** Who set it, used in messages: `tasks/fix.yaml`, `command line`. */
+  source: string;
+  /** The key the values sit under in that source, used in messages: `loop`, `loop_mode`. */
+  key: string;
+  /** Raw loop_mode keys (validated here like any other layer). */
+  values: unknown;
+}
+
+/** Inputs of loadConfig; everything from the outside world is passed in, nothing is read from `process`. */
+export interface LoadConfigOptions {
+  /** Working directory (`--cwd`): where `.nav-config.json` is looked for. */
+  cwd: string;
+  /** `--config FILE` (relative to cwd); replaces the project file and must exist. */
+  configFile?: string;
+  /** Environment (usually process.env). */
+  env: Record<string, string | undefined>;
+  /** Global flags. */
+  flags?: ConfigFlags;
+  /** Home directory, for `~/.config/navi/config.json` and `~/` in paths. */
+  home: string;
+  /** loop_mode overrides, lowest precedence first; the safety guard is checked after them. */
+  loopOverrides?: readonly LoopOverride[];
+}
+
+/** What was set explicitly (by any file, variable or flag) rather than defaulted. */
+export interface ConfigExplicit {
+  /** Dotted keys given by some layer, e.g. `loop_mode.max_iterations`, `llm.host`. */
+  keys: ReadonlySet<string>;
+  /** `loop_mode.max_iterations` was written somewhere (seed 004's safety guard). */
+  loopMaxIterations: boolean;
+}
+
+/** Result of loadConfig. */
+export interface LoadedConfig {
+  /** The merged, validated configuration. */
+  config: NaviConfig;
+  /** Things the user should hear about but that do not stop the run (unknown top-level keys). */
+  warnings: string[];
+  /** What contributed, lowest precedence first: file paths, `env NAME`, `--flag`, override sources. */
+  sources: string[];
+  /** Which keys were explicit. */
+  explicit: ConfigExplicit;
+}
+
+type Raw = Record<string, unknown>;
+
+interface Layer {
+  source: string;
+  raw: Raw;
+  /** A file name (problems listed as `<file>: key: …`), or the prefix for a problem at a dotted key. */
+  label: string | ((path: string) => string);
+}
+
+/** Environment variables honoured, as [variable, dotted key, numeric]. */
+const ENV_KEYS: ReadonlyArray<readonly [string, string, boolean]> = [
+  ['OLLAMA_HOST', 'llm.host', false],
+  ['NAVI_MODEL', 'llm.model', false],
+  ['OLLAMA_NUM_CTX', 'llm.num_ctx', true],
+  ['LLM_STREAM_FIRST_CHUNK_TIMEOUT', 'llm.first_chunk_timeout_s', true],
+  ['LLM_STREAM_CHUNK_TIMEOUT', 'llm.chunk_timeout_s', true],
+  ['DATABASE_URL', 'db.url', false],
+  ['NAVI_DATA_DIR', 'db.data_dir', false],
+  ['CONTEXT_MESSAGE_TOKEN_BUDGET', 'context_message_token_budget', true],
+];
+
+/** Names of the environment variables loadConfig reads (for `navi doctor` and the README). */
+export const CONFIG_ENV_VARS: readonly string[] = Object.freeze([...ENV_KEYS.map(([name]) => name), 'XDG_CONFIG_HOME']);
+
+const FLAG_KEYS: ReadonlyArray<readonly [keyof ConfigFlags, string, string]> = [
+  ['ollamaHost', 'llm.host', '--ollama-host'],
+  ['model', 'llm.model', '--model'],
+  ['db', 'db.url', '--db'],
+  ['profile', 'default_profile', '--profile'],
+];
+
+function isPlainObject(v: unknown): v is Raw {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function setPath(target: Raw, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let cur = target;
+  for (const key of keys.slice(0, -1)) {
+    const next = cur[key];
+    cur = isPlainObject(next) ? next : (cur[key] = {});
+  }
+  cur[keys[keys.length - 1] ?? ''] = value;
+}
+
+function getPath(source: Raw, dotted: string): unknown {
+  let cur: unknown = source;
+  for (const key of dotted.split('.')) {
+    if (!isPlainObject(cur)) return undefined;
+    cur = cur[key];
+  }
+  return cur;
+}
+
+/** Objects merge key by key; anything else (arrays included) from `over` replaces. */
+function deepMerge(base: Raw, over: Raw): Raw {
+  const out: Raw = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    if (value === undefined) continue;
+    const prev = out[key];
+    out[key] = isPlainObject(prev) && isPlainObject(value) ? deepMerge(prev, value) : value;
+  }
+  return out;
+}
+
+/** Dotted paths of every leaf (non-object value) in `raw`. */
+function leafPaths(raw: Raw, prefix = ''): string[] {
+  return Object.entries(raw).flatMap(([key, value]) =>
+    value === undefined ? [] : isPlainObject(value) ? leafPaths(value, `${prefix}${key}.`) : [`${prefix}${key}`],
+  );
+}
+
+/** `path` as the user would type it: relative to cwd when inside it, `~/…` under home, else absolute. */
+function displayPath(path: string, cwd: string, home: string): string {
+  const rel = relative(cwd, path);
+  if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return rel;
+  const fromHome = relative(home, path);
+  if (home !== '' && fromHome !== '' && !fromHome.startsWith('..') && !isAbsolute(fromHome)) return `~${sep}${fromHome}`;
+  return path;
+}
+
+/** Absolute form of a user-written path: `~/` is home, relative is against `base`. */
+function resolveUserPath(value: string, base: string, home: string): string {
+  if (value === '~') return home;
+  if (value.startsWith('~/')) return join(home, value.slice(2));
+  return resolve(base, value);
+}
+
+/** Paths inside a layer become absolute against the directory of whoever wrote them. */
+function resolvePaths(raw: Raw, base: string, home: string): void {
+  const dataDir = getPath(raw, 'db.data_dir');
+  if (typeof dataDir === 'string') setPath(raw, 'db.data_dir', resolveUserPath(dataDir, base, home));
+  const toolPaths = getPath(raw, 'tools.paths');
+  if (Array.isArray(toolPaths)) {
+    setPath(
+      raw,
+      'tools.paths',
+      (toolPaths as unknown[]).map((p) => (typeof p === 'string' ? resolveUserPath(p, base, home) : p)),
+    );
+  }
+}
+
+/** Validates one layer; throws `config_invalid` naming it. */
+function validate(layer: Layer): void {
+  const result = NaviConfigSchema.safeParse(layer.raw);
+  if (result.success) return;
+  const problems = problemsFrom(result.error.issues, layer.raw, NaviConfigSchema);
+  throw new InvalidInputError('config_invalid', formatProblems(problems, layer.label));
+}
+
+/** Reads a config file into a layer (undefined when optional and absent), warning about unknown top-level keys. */
+function fileLayer(path: string, display: string, optional: boolean, home: string, warnings: string[]): Layer | undefined {
+  const parsed = readJsonFile(path, display, 'config_invalid', optional);
+  if (parsed === undefined) return undefined;
+  if (!isPlainObject(parsed)) {
+    const got = Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed;
+    throw new InvalidInputError('config_invalid', `${display}: must be a JSON object ({ ... }), got ${got}`);
+  }
+  const raw: Raw = {};
+  const unknown: string[] = [];
+  for (const [key, value] of Object.entries(parsed)) {
+    if (CONFIG_KEYS.includes(key)) raw[key] = value;
+    else unknown.push(key);
+  }
+  if (unknown.length > 0) {
+    warnings.push(`${display}: ignoring unknown key${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}`);
+  }
+  const layer: Layer = { source: display, raw, label: display };
+  validate(layer);
+  resolvePaths(raw, dirname(path), home);
+  return layer;
+}
+
+/** The project file: `--config FILE`, else `./.nav-config.json`, else navigator's `./.agent/.nav-config.json`. */
+function projectLayer(opts: LoadConfigOptions, warnings: string[]): Layer | undefined {
+  const show = (p: string): string => displayPath(p, opts.cwd, opts.home);
+  if (opts.configFile !== undefined) {
+    const path = resolveUserPath(opts.configFile, opts.cwd, opts.home);
+    return fileLayer(path, show(path), false, opts.home, warnings);
+  }
+  for (const path of [join(opts.cwd, '.nav-config.json'), join(opts.cwd, '.agent', '.nav-config.json')]) {
+    const layer = fileLayer(path, show(path), true, opts.home, warnings);
+    if (layer) return layer;
+  }
+  return undefined;
+}
+
+/**
+ * `$XDG_CONFIG_HOME/navi/config.json`, else `~/.config/navi/config.json` (only an absolute
+ * XDG_CONFIG_HOME counts, per the XDG spec). Undefined without a usable home: a relative path
+ * would silently read a file from wherever navi was started.
+ */
+export function userConfigPath(env: Record<string, string | undefined>, home: string): string | undefined {
+  const xdg = env.XDG_CONFIG_HOME;
+  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, 'navi', 'config.json');
+  return isAbsolute(home) ? join(home, '.config', 'navi', 'config.json') : undefined;
+}
+
+function envLayers(env: Record<string, string | undefined>, cwd: string, home: string): Layer[] {
+  const layers: Layer[] = [];
+  for (const [name, key, numeric] of ENV_KEYS) {
+    const value = env[name]?.trim();
+    // An empty variable is how shells unset things (`OLLAMA_HOST= navi …`): treat it as absent.
+    if (value === undefined || value === '') continue;
+    // A numeric variable that does not parse stays a string, so the schema rejects it with the allowed range.
+    const asNumber = numeric && /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(value) ? Number(value) : value;
+    const raw: Raw = {};
+    setPath(raw, key, asNumber);
+    const layer: Layer = { source: `env ${name}`, raw, label: () => `environment variable ${name}` };
+    validate(layer);
+    resolvePaths(raw, cwd, home);
+    layers.push(layer);
+  }
+  return layers;
+}
+
+function flagLayers(flags: ConfigFlags): Layer[] {
+  const layers: Layer[] = [];
+  for (const [prop, key, flag] of FLAG_KEYS) {
+    const value = flags[prop];
+    if (value === undefined) continue;
+    const raw: Raw = {};
+    setPath(raw, key, value);
+    const layer: Layer = { source: flag, raw, label: () => flag };
+    validate(layer);
+    layers.push(layer);
+  }
+  return layers;
+}
+
+function overrideLayer(o: LoopOverride): Layer {
+  const label = (path: string): string => `${o.source}: ${path.replace(/^loop_mode/, o.key)}`;
+  const layer: Layer = { source: o.source, raw: { loop_mode: o.values }, label };
+  validate(layer);
+  return layer;
+}
+
+/**
+ * Loads, validates and merges the configuration. Throws InvalidInputError (`config_invalid`,
+ * exit 2) with one line naming the file/variable/flag, the key, what is allowed and what was
+ * given; invalid JSON names line and column.
+ */
+export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
+  const warnings: string[] = [];
+  const layers: Layer[] = [];
+  const userPath = userConfigPath(opts.env, opts.home);
+  const user =
+    userPath === undefined
+      ? undefined
+      : fileLayer(userPath, displayPath(userPath, opts.cwd, opts.home), true, opts.home, warnings);
+  if (user) layers.push(user);
+  const project = projectLayer(opts, warnings);
+  if (project && project.source !== user?.source) layers.push(project);
+  layers.push(...(opts.loopOverrides ?? []).filter((o) => o.values !== undefined).map(overrideLayer));
+  layers.push(...envLayers(opts.env, opts.cwd, opts.home));
+  layers.push(...flagLayers(opts.flags ?? {}));
+
+  const merged = layers.reduce<Raw>((acc, layer) => deepMerge(acc, layer.raw), {});
+  const result = NaviConfigSchema.safeParse(merged);
+  if (!result.success) {
+    // Each layer passed alone, so only a combination can fail here; name the merged result.
+    const problems = problemsFrom(result.error.issues, merged, NaviConfigSchema);
+    throw new InvalidInputError('config_invalid', formatProblems(problems, 'configuration'));
+  }
+  const config = result.data;
+
+  const keys = new Set(layers.flatMap((layer) => leafPaths(layer.raw)));
+  const loopMaxIterations = isMaxIterationsExplicit(layers.map((l) => l.raw.loop_mode));
+  const explicit: ConfigExplicit = { keys, loopMaxIterations };
+  if (config.loop_mode.never_pause_on_stagnation) {
+    const setter = [...layers].reverse().find((l) => getPath(l.raw, 'loop_mode.never_pause_on_stagnation') !== undefined);
+    const label = setter?.label ?? 'configuration';
+    const where = typeof label === 'string' ? `${label}: loop_mode` : label('loop_mode');
+    assertLoopSafety(config.loop_mode, loopMaxIterations, where);
+  }
+  return { config, warnings, sources: layers.map((l) => l.source), explicit };
+}

@@ -1,0 +1,165 @@
+/**
+ * The configuration schema (SPEC §5): snake_case keys as in the seeds, every default here.
+ * Nested blocks are strict (a misspelt key inside `loop_mode` is an error naming it); unknown
+ * top-level keys are stripped here and reported as warnings by the loader, because navigator's
+ * `.nav-config.json` carries many keys that mean nothing to navi.
+ */
+
+import { z } from 'zod';
+import { DEFAULT_MODEL, DEFAULT_OLLAMA_HOST, DEFAULT_PROFILE_ID, DEFAULT_SHELL_DENY } from './defaults.js';
+import { DURATION_HINT, tryParseDuration } from './duration.js';
+import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, text, textList } from './fields.js';
+import { normalizeOllamaHost } from './host.js';
+
+/** Approval prompts between loop iterations (seed 004). */
+export const ITERATION_APPROVALS = ['none', 'strict', 'periodic'] as const;
+
+/** Recovery instruction used when never_pause_on_stagnation fires (seed 004). */
+export const DIVERSIFY_STRATEGIES = ['combine', 'radical', 'reread'] as const;
+
+/** Profile ids are directory names under `profiles/`. */
+export const PROFILE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** Go-style durations Ollama accepts for keep_alive ("30m", "1h30m"), or plain seconds ("-1" keeps the model loaded forever). */
+const KEEP_ALIVE_PATTERN = /^-?(?:(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+|\d+)$/;
+
+/** The loop_mode block, exactly seed 004's keys, defaults and ranges. */
+export const LoopModeSchema = z.strictObject({
+  /** Run `navi run` in loop mode by default. */
+  enabled: bool().default(false),
+  /** Hard cap on loop iterations (1–20). */
+  max_iterations: intBetween(1, 20).default(5),
+  /** Equal consecutive state hashes that count as stagnation (2–5). */
+  stagnation_threshold: intBetween(2, 5).default(3),
+  /** The exit gate needs the model's exit signal alongside ≥2 met indicators. */
+  exit_requires_explicit_signal: bool().default(true),
+  /** Print the NAVIGATOR_STATUS block each iteration (always emitted as an event). */
+  show_status_block: bool().default(true),
+  /** When to ask for approval between iterations. */
+  iteration_approval: oneOf(ITERATION_APPROVALS).default('none'),
+  /** With `periodic` approval: ask every N iterations. */
+  periodic_interval: intAtLeast(1).default(3),
+  /** Headless stagnation auto-diversifies instead of aborting; needs an explicit max_iterations. */
+  never_pause_on_stagnation: bool().default(false),
+  /** Which diversification instruction to send on stagnation. */
+  stagnation_diversify_strategy: oneOf(DIVERSIFY_STRATEGIES).default('combine'),
+});
+
+const hostField = z.string({ error: 'must be an Ollama URL such as http://127.0.0.1:11434' }).transform((value, ctx) => {
+  const host = normalizeOllamaHost(value);
+  if (host === undefined) {
+    ctx.issues.push({ code: 'custom', input: value, message: 'must be an Ollama URL such as http://127.0.0.1:11434 or host:port' });
+    return z.NEVER;
+  }
+  return host;
+});
+
+/** The llm block: where Ollama is and how to call it. */
+export const LlmSchema = z.strictObject({
+  /** Ollama base URL; bare `host:port` is normalised to `http://host:port`. */
+  host: hostField.default(DEFAULT_OLLAMA_HOST),
+  /** Model name as Ollama knows it (a profile's `model` overrides it). */
+  model: text().default(DEFAULT_MODEL),
+  /** Context window sent with every request; Ollama's own default silently truncates. */
+  num_ctx: intAtLeast(1).default(65536),
+  /** Request extended reasoning (a profile's `think_enabled: false` turns it off). */
+  think: bool().default(true),
+  /** How long Ollama keeps the model loaded between requests; long so an overnight loop never reloads it. */
+  keep_alive: z
+    .string({ error: 'must be a duration such as "30m", "2h" or "-1" (forever)' })
+    .regex(KEEP_ALIVE_PATTERN, { error: 'must be a duration such as "30m", "2h" or "-1" (forever)' })
+    .default('30m'),
+  /** Sampling temperature; unset leaves the model's own default. */
+  temperature: numberBetween(0, 2).optional(),
+  /** Seconds to wait for the first streamed chunk (covers model load and prefill). */
+  first_chunk_timeout_s: positiveNumber('seconds').default(90),
+  /** Seconds allowed between two streamed chunks. */
+  chunk_timeout_s: positiveNumber('seconds').default(60),
+});
+
+/** The db block. Neither set → embedded PGlite in the default data directory. */
+export const DbSchema = z.strictObject({
+  /** PostgreSQL server URL (`postgres://` or `postgresql://`); set → postgres.js instead of PGlite. */
+  url: z
+    .string({ error: 'must be a postgres:// or postgresql:// URL' })
+    .regex(/^postgres(?:ql)?:\/\/\S*$/, { error: 'must be a postgres:// or postgresql:// URL' })
+    .optional(),
+  /** PGlite data directory (absolute after loading; relative paths are resolved against the file that set them). */
+  data_dir: text().optional(),
+});
+
+/** The shell tool's policy (SPEC §10). */
+export const ShellPolicySchema = z.strictObject({
+  /** Glob patterns a command must match when non-empty. */
+  allow: textList().default(() => []),
+  /** Glob patterns refused even when allowed; a config's list replaces the default one. */
+  deny: textList().default(() => [...DEFAULT_SHELL_DENY]),
+  /** Default timeout of one command, seconds. */
+  timeout_s: positiveNumber('seconds').default(120),
+  /** Output kept per command (head and tail), bytes. */
+  max_output_bytes: intAtLeast(1).default(65536),
+});
+
+/** The tools block. */
+export const ToolsSchema = z.strictObject({
+  shell: ShellPolicySchema.prefault({}),
+  /** Extra directories of user tool modules (besides `./tools/`), resolved like data_dir. */
+  paths: textList().optional(),
+});
+
+/** The budget block: limits that end a loop with `budget_exhausted` (exit 5). */
+export const BudgetSchema = z.strictObject({
+  /** Prompt + completion tokens a run may spend. */
+  max_tokens: intAtLeast(1).optional(),
+  /** Wall-clock limit of a run, e.g. "8h", "30m", "90s" (see parseDuration). */
+  deadline: z
+    .string({ error: `must be ${DURATION_HINT}` })
+    .refine((s) => tryParseDuration(s) !== undefined, { error: `must be ${DURATION_HINT}` })
+    .optional(),
+});
+
+/** The whole configuration file; every key optional, unknown top-level keys stripped. */
+export const NaviConfigSchema = z.object({
+  /** Loop mode settings (seed 004). */
+  loop_mode: LoopModeSchema.prefault({}),
+  /** Ollama connection and request options. */
+  llm: LlmSchema.prefault({}),
+  /** Storage. */
+  db: DbSchema.prefault({}),
+  /** Profile used when `--profile` is not given. */
+  default_profile: z
+    .string({ error: 'must be a profile id' })
+    .regex(PROFILE_ID_PATTERN, { error: 'must be a profile id (letters, digits, ".", "_" or "-")' })
+    .default(DEFAULT_PROFILE_ID),
+  /** Tool policies. */
+  tools: ToolsSchema.prefault({}),
+  /** Run limits. */
+  budget: BudgetSchema.prefault({}),
+  /** Per-message token cap in the model's view; 0 = auto (num_ctx / 6). */
+  context_message_token_budget: intAtLeast(0).default(0),
+});
+
+/** The validated configuration, every default filled in. */
+export type NaviConfig = z.output<typeof NaviConfigSchema>;
+/** `loop_mode` after defaults. */
+export type LoopModeConfig = NaviConfig['loop_mode'];
+/** `llm` after defaults. */
+export type LlmConfig = NaviConfig['llm'];
+/** `db` after defaults. */
+export type DbConfig = NaviConfig['db'];
+/** `tools.shell` after defaults. */
+export type ShellPolicyConfig = NaviConfig['tools']['shell'];
+/** `budget` after defaults. */
+export type BudgetConfig = NaviConfig['budget'];
+/** Iteration approval mode. */
+export type IterationApproval = LoopModeConfig['iteration_approval'];
+/** Diversification strategy. */
+export type DiversifyStrategy = LoopModeConfig['stagnation_diversify_strategy'];
+
+/** The top-level keys navi understands; any other is warned about and ignored. */
+export const CONFIG_KEYS: readonly string[] = Object.freeze(Object.keys(NaviConfigSchema.shape));
+
+/** A fresh configuration with every default (what no file, env or flag gives). */
+export function defaultConfig(): NaviConfig {
+  return NaviConfigSchema.parse({});
+}

@@ -1,0 +1,202 @@
+/**
+ * Turns whatever a failed Ollama call threw into what the user should see: an `AbortError` when
+ * the caller stopped it, otherwise one `LlmUnavailableError` line (exit 75) naming the host, the
+ * model and what to do next. The wire state recorded by the guarded fetch decides the ambiguous
+ * cases, because the client reports most of them as a plain `Error`.
+ */
+import { LlmUnavailableError, NaviError, describeError } from '../errors.js';
+import { HttpStatusError, type WireState } from './guarded-fetch.js';
+import type { StopCause } from './request-guard.js';
+
+/** What the mapper needs to know about the failed call. */
+export interface FailureContext {
+  /** Host as shown to the user (`http://127.0.0.1:11434`). */
+  host: string;
+  /** Model of the call; absent for `/api/tags` and `/api/version`. */
+  model?: string;
+  /** API path, for messages about metadata calls (`/api/show`). */
+  endpoint: string;
+  stopCause: StopCause | undefined;
+  wire: WireState;
+  /** Seconds of the timer that fired, for the message. */
+  timeoutS: number;
+}
+
+/** The client's text when a stream ends without a `done` line (ollama 0.6.4). */
+const NO_DONE_MESSAGE = 'Did not receive done or success response in stream.';
+
+/** Connection-level error codes that mean "nothing is listening there / the route is broken". */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+/** Maps `err` to the error the caller should see (an `AbortError` or an `LlmUnavailableError`). */
+export function toLlmError(err: unknown, ctx: FailureContext): Error {
+  const { host, wire } = ctx;
+  const model = ctx.model ?? '';
+
+  switch (ctx.stopCause) {
+    case 'caller':
+      // The platform's own abort error; the caller keeps its signal's reason if it needs one.
+      return new DOMException('the Ollama request was aborted', 'AbortError');
+    case 'first_chunk_timeout':
+      return new LlmUnavailableError(
+        'first_chunk_timeout',
+        `no response from Ollama at ${host} for model ${model} within ${ctx.timeoutS} s (first chunk); ` +
+          'raise llm.first_chunk_timeout_s or LLM_STREAM_FIRST_CHUNK_TIMEOUT',
+      );
+    case 'chunk_timeout':
+      return new LlmUnavailableError(
+        'chunk_timeout',
+        `Ollama at ${host} stopped streaming model ${model}: no chunk within ${ctx.timeoutS} s; ` +
+          'raise llm.chunk_timeout_s or LLM_STREAM_CHUNK_TIMEOUT',
+      );
+    case 'request_timeout':
+      return new LlmUnavailableError(
+        'request_timeout',
+        `no answer from Ollama at ${host} to ${ctx.endpoint} within ${ctx.timeoutS} s; is it overloaded or stuck?`,
+      );
+    case undefined:
+      break;
+  }
+
+  if (err instanceof NaviError) return err;
+  if (err instanceof HttpStatusError) return fromHttpStatus(err, ctx);
+
+  if (wire.invalidLine !== undefined) {
+    return new LlmUnavailableError(
+      'ollama_error',
+      `Ollama at ${host} sent a line that is not JSON${forModel(model)}: "${wire.invalidLine}"; ` +
+        'does --ollama-host / OLLAMA_HOST point at Ollama itself?',
+      { cause: err },
+    );
+  }
+  if (wire.streamError !== undefined) {
+    return new LlmUnavailableError(
+      'ollama_error',
+      `Ollama at ${host} failed mid-response${forModel(model)}: ${oneLine(wire.streamError)}`,
+      { cause: err },
+    );
+  }
+
+  const code = networkCode(err);
+  if (wire.gotResponse && (code !== undefined || isIncomplete(err, wire))) {
+    return new LlmUnavailableError(
+      'stream_incomplete',
+      `Ollama at ${host} ended the response${forModel(model)} before it was complete` +
+        `${code !== undefined ? ` (${code})` : ''}; retry, and check the Ollama server log if it repeats`,
+      { cause: err },
+    );
+  }
+  if (code !== undefined || isFetchFailure(err)) {
+    return new LlmUnavailableError(
+      'ollama_unreachable',
+      `cannot reach Ollama at ${host} (${code ?? causeMessage(err)}); is \`ollama serve\` running? ` +
+        'set --ollama-host or OLLAMA_HOST',
+      { cause: err },
+    );
+  }
+  if (err instanceof SyntaxError) {
+    return new LlmUnavailableError(
+      'ollama_error',
+      `Ollama at ${host} answered ${ctx.endpoint} with something that is not JSON; ` +
+        'does --ollama-host / OLLAMA_HOST point at Ollama itself?',
+      { cause: err },
+    );
+  }
+  return new LlmUnavailableError(
+    'ollama_error',
+    `Ollama at ${host} failed${forModel(model)}: ${describeError(err)}`,
+    { cause: err },
+  );
+}
+
+function fromHttpStatus(err: HttpStatusError, ctx: FailureContext): LlmUnavailableError {
+  const { host } = ctx;
+  const model = ctx.model ?? '';
+  const message = oneLine(err.serverMessage);
+  if (err.status === 404 && /model/i.test(message) && /not found/i.test(message) && model !== '') {
+    return new LlmUnavailableError(
+      'model_not_found',
+      `model '${model}' is not pulled on ${host}; run: ollama pull ${model}`,
+      { cause: err },
+    );
+  }
+  if (/does not support thinking/i.test(message)) {
+    return new LlmUnavailableError(
+      'ollama_error',
+      `model '${model}' does not support thinking (Ollama at ${host}: ${message}); ` +
+        'set llm.think: false, or think_enabled: false in the profile',
+      { cause: err },
+    );
+  }
+  if (/does not support tools/i.test(message)) {
+    return new LlmUnavailableError(
+      'ollama_error',
+      `model '${model}' does not support tools (Ollama at ${host}: ${message}); choose a model with tool support`,
+      { cause: err },
+    );
+  }
+  if (err.status === 404) {
+    return new LlmUnavailableError(
+      'ollama_error',
+      `Ollama at ${host} answered 404 for ${ctx.endpoint} (${message}); ` +
+        'does --ollama-host / OLLAMA_HOST point at an Ollama server?',
+      { cause: err },
+    );
+  }
+  return new LlmUnavailableError(
+    'ollama_error',
+    `Ollama at ${host} returned HTTP ${err.status}${forModel(model)}: ${message}`,
+    { cause: err },
+  );
+}
+
+function forModel(model: string): string {
+  return model === '' ? '' : ` for model ${model}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function isIncomplete(err: unknown, wire: WireState): boolean {
+  return (err instanceof Error && err.message === NO_DONE_MESSAGE) || (wire.bodyEnded && !wire.sawDone);
+}
+
+/** undici reports network failures as `TypeError: fetch failed` (or `terminated` mid-body). */
+function isFetchFailure(err: unknown): boolean {
+  return err instanceof TypeError && (err.message === 'fetch failed' || err.message === 'terminated');
+}
+
+/** The first errno-style code along the `cause` chain (and inside an `AggregateError`). */
+function networkCode(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return code;
+    if (current instanceof AggregateError) {
+      for (const inner of current.errors) {
+        const innerCode = networkCode(inner);
+        if (innerCode !== undefined) return innerCode;
+      }
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function causeMessage(err: unknown): string {
+  const cause = err instanceof Error ? err.cause : undefined;
+  return describeError(cause ?? err);
+}

@@ -1,0 +1,89 @@
+/**
+ * One HTTP request's stop switch: the caller's signal, a timer and the end of the call all abort
+ * the same controller, and the first cause is remembered so the error says why it stopped.
+ */
+
+/** setTimeout's ceiling (~24.8 days); longer values would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Why a request was cut: the caller stopped it, or one of the timers fired. */
+export type StopCause = 'caller' | 'first_chunk_timeout' | 'chunk_timeout' | 'request_timeout';
+
+export class RequestGuard {
+  /** Its signal goes on the HTTP request; aborting it closes the socket. */
+  readonly controller = new AbortController();
+  private cause: StopCause | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly callerSignal: AbortSignal | undefined;
+  private readonly onCallerAbort = (): void => this.stop('caller');
+
+  constructor(callerSignal?: AbortSignal) {
+    this.callerSignal = callerSignal;
+    if (callerSignal?.aborted) this.stop('caller');
+    else callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+  }
+
+  /** The first reason the request was stopped, if it was. */
+  get stopCause(): StopCause | undefined {
+    return this.cause;
+  }
+
+  /**
+   * Starts (or restarts) the timer; when it fires the request is aborted with `cause`.
+   * `seconds` of 0, a negative or a non-finite value means no limit.
+   */
+  arm(cause: Exclude<StopCause, 'caller'>, seconds: number): void {
+    this.disarm();
+    if (!Number.isFinite(seconds) || seconds <= 0) return;
+    this.timer = setTimeout(() => this.stop(cause), Math.min(seconds * 1000, MAX_TIMER_MS));
+  }
+
+  disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * Awaits `work` but gives up the moment the request is stopped. The client's own promises
+   * normally reject on abort too; racing makes the stop latency independent of its internals.
+   */
+  race<T>(work: Promise<T>): Promise<T> {
+    // The losing promise may reject later (aborted fetch); that rejection is expected.
+    work.catch(() => undefined);
+    const signal = this.controller.signal;
+    if (signal.aborted) return Promise.reject(stoppedError(this.cause));
+    // A listener per await, removed when it settles, so a long stream accumulates nothing.
+    return new Promise<T>((resolve, reject) => {
+      const onStop = (): void => reject(stoppedError(this.cause));
+      signal.addEventListener('abort', onStop, { once: true });
+      work.then(
+        (value) => {
+          signal.removeEventListener('abort', onStop);
+          resolve(value);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onStop);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
+  /** Ends the request: clears the timer, unhooks the caller's signal, closes the socket. */
+  dispose(): void {
+    this.disarm();
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.controller.abort();
+  }
+
+  private stop(cause: StopCause): void {
+    if (this.cause !== undefined) return;
+    this.cause = cause;
+    this.disarm();
+    this.controller.abort();
+  }
+}
+
+function stoppedError(cause: StopCause | undefined): DOMException {
+  return new DOMException(`request stopped: ${cause ?? 'done'}`, 'AbortError');
+}

@@ -1,0 +1,157 @@
+/**
+ * Loading profiles (SPEC §2): the ones shipped with navi (its own `profiles/` directory, found
+ * from this module's location so it works from `src/` under tsx and from `dist/` when built),
+ * then a `profiles/` folder in the working directory, which adds profiles or replaces shipped
+ * ones by id and may replace the persona. Reads a handful of small files synchronously and
+ * needs neither a database nor a model (`navi profiles list`).
+ */
+
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatProblems, problemsFrom } from '../config/issues.js';
+import { fsErrorCode, readJsonFile } from '../config/json-file.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
+import { ProfileSettingsSchema } from './schema.js';
+import type { Profile, ProfileSet, ProfileSettings } from './types.js';
+
+/** Separator between the persona and a profile's prompt (SPEC §2). */
+export const PERSONA_SEPARATOR = '\n---\n';
+
+/** Inputs of loadProfiles. */
+export interface LoadProfilesOptions {
+  /** navi's own profiles directory; defaults to shippedProfilesDir(). */
+  shippedDir?: string;
+  /** The project's profiles directory (usually `<cwd>/profiles`); absent or missing → shipped only. */
+  projectDir?: string;
+}
+
+/** navi's shipped `profiles/` directory: two levels up from `src/profiles/` or `dist/profiles/`. */
+export function shippedProfilesDir(): string {
+  return fileURLToPath(new URL('../../profiles/', import.meta.url)).replace(/[\\/]$/, '');
+}
+
+/** Prompt text as stored: no byte-order mark, LF line ends, no trailing whitespace (byte-stable prefix). */
+export function normalizePrompt(raw: string): string {
+  return raw.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').trimEnd();
+}
+
+function fail(message: string, cause?: unknown): never {
+  throw new InvalidInputError('profile_invalid', message, cause === undefined ? undefined : { cause });
+}
+
+function readPrompt(path: string, display: string): string {
+  let raw: string;
+  try {
+    raw = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = fsErrorCode(err);
+    fail(`${display}: ${code === 'ENOENT' ? 'file not found' : `cannot be read (${code ?? String(err)})`}`, err);
+  }
+  const prompt = normalizePrompt(raw);
+  if (prompt === '') fail(`${display}: is empty; write the profile's instructions in it`);
+  return prompt;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Loads one profile directory; `display` is how its directory is named in messages. */
+function loadProfile(dir: string, id: string, source: Profile['source'], display: string): Profile {
+  const configDisplay = `${display}/config.json`;
+  const parsed = readJsonFile(join(dir, 'config.json'), configDisplay, 'profile_invalid');
+  const result = ProfileSettingsSchema.safeParse(parsed);
+  if (!result.success) {
+    const problems = problemsFrom(result.error.issues, parsed, ProfileSettingsSchema);
+    fail(formatProblems(problems, configDisplay));
+  }
+  const settings: ProfileSettings = result.data;
+  if (settings.compression_prompt_file !== undefined && !existsSync(resolve(dir, settings.compression_prompt_file))) {
+    fail(`${configDisplay}: compression_prompt_file: file not found (got ${JSON.stringify(settings.compression_prompt_file)})`);
+  }
+  const prompt = readPrompt(join(dir, 'system_prompt.txt'), `${display}/system_prompt.txt`);
+  return { id, dir, source, settings, prompt };
+}
+
+/**
+ * Profiles in `root`, by id, in name order. A subdirectory is a profile when it holds a
+ * config.json or a system_prompt.txt (then it must hold both); other directories are left
+ * alone, since a project's `profiles/` folder may well be its own business.
+ */
+function loadProfilesIn(root: string, source: Profile['source'], displayRoot: string): Map<string, Profile> {
+  const out = new Map<string, Profile>();
+  let names: string[];
+  try {
+    names = readdirSync(root).sort();
+  } catch (err) {
+    fail(`${displayRoot}: cannot be read (${fsErrorCode(err) ?? String(err)})`, err);
+  }
+  for (const name of names) {
+    if (name.startsWith('.')) continue;
+    const dir = join(root, name);
+    if (!isDirectory(dir)) continue;
+    if (!existsSync(join(dir, 'config.json')) && !existsSync(join(dir, 'system_prompt.txt'))) continue;
+    out.set(name, loadProfile(dir, name, source, `${displayRoot}/${name}`));
+  }
+  return out;
+}
+
+function sameDirectory(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Shipped profiles plus the project's. Throws InvalidInputError (`profile_invalid`, exit 2)
+ * naming the file for a missing or empty prompt, invalid JSON (line:column) or a bad key.
+ */
+export function loadProfiles(opts: LoadProfilesOptions = {}): ProfileSet {
+  const shippedDir = opts.shippedDir ?? shippedProfilesDir();
+  // Shipped files are named by absolute path: an error there is an installation problem.
+  let personaFile = join(shippedDir, 'persona.txt');
+  let persona = readPrompt(personaFile, personaFile);
+  const profiles = loadProfilesIn(shippedDir, 'shipped', shippedDir);
+  const projectDir = opts.projectDir;
+  // Running navi inside its own checkout makes the project folder the shipped one: load it once.
+  if (projectDir !== undefined && isDirectory(projectDir) && !sameDirectory(projectDir, shippedDir)) {
+    // Project files are named as the user sees them from the working directory: `profiles/coder/…`.
+    const displayRoot = basename(projectDir);
+    const projectPersona = join(projectDir, 'persona.txt');
+    if (existsSync(projectPersona)) {
+      persona = readPrompt(projectPersona, `${displayRoot}/persona.txt`);
+      personaFile = projectPersona;
+    }
+    for (const [id, profile] of loadProfilesIn(projectDir, 'project', displayRoot)) profiles.set(id, profile);
+  }
+  return { persona, personaFile, profiles };
+}
+
+/** The profile `id`, or NotFoundError (`profile_not_found`) listing the ones that exist. */
+export function getProfile(set: ProfileSet, id: string): Profile {
+  const profile = set.profiles.get(id);
+  if (profile) return profile;
+  const known = [...set.profiles.keys()].sort().join(', ');
+  throw new NotFoundError('profile_not_found', `unknown profile "${id}" (available: ${known || 'none'})`);
+}
+
+/**
+ * The system prompt for a profile: persona + "\n---\n" + profile prompt, each part without
+ * trailing whitespace. Identical bytes for identical files, so Ollama's prefix cache holds.
+ */
+export function systemPromptFor(set: ProfileSet, profile: Profile | string): string {
+  const p = typeof profile === 'string' ? getProfile(set, profile) : profile;
+  return `${normalizePrompt(set.persona)}${PERSONA_SEPARATOR}${normalizePrompt(p.prompt)}`;
+}
+
+/** Where the working directory's profiles live (`<cwd>/profiles`). */
+export function projectProfilesDir(cwd: string): string {
+  return join(cwd, 'profiles');
+}

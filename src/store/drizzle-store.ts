@@ -1,0 +1,35 @@
+/**
+ * Assembles a `Store` from a drizzle database; the driver-specific parts (connecting, locking,
+ * closing) stay in `open.ts`.
+ */
+import type { NaviDatabase } from './database.js';
+import { createContextRepository, createMessageRepository } from './message-repository.js';
+import { createSessionRepository } from './session-repository.js';
+import { createStateStore } from './state-repository.js';
+import type { Store } from './types.js';
+
+/** Backend details the store reports and the shutdown it runs. */
+export interface DrizzleStoreOptions {
+  backend: Store['backend'];
+  location: string;
+  /** Ends the connection / closes PGlite and releases locks. Called at most once. */
+  close: () => Promise<void>;
+}
+
+/** A `Store` whose repositories all run on `db`. */
+export function createDrizzleStore(db: NaviDatabase, opts: DrizzleStoreOptions): Store {
+  let closing: Promise<void> | null = null;
+  return {
+    backend: opts.backend,
+    location: opts.location,
+    sessions: createSessionRepository(db),
+    messages: createMessageRepository(db),
+    context: createContextRepository(db),
+    state: createStateStore(db),
+    close(): Promise<void> {
+      // Idempotent, and a second caller waits for the first close to finish.
+      closing ??= opts.close();
+      return closing;
+    },
+  };
+}

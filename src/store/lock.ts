@@ -1,0 +1,247 @@
+/**
+ * An exclusive lock on a PGlite data directory. PGlite has none of its own: two processes on one
+ * directory silently lose writes and corrupt keys (STACK-NOTES), so navi refuses the second one
+ * with a message that names the lock and points at PostgreSQL for concurrent runs.
+ *
+ * The lock is a file created with O_EXCL holding the owner's pid, hostname and start time. A lock
+ * whose process is gone (killed with -9, machine rebooted) is stale and is taken over.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { StorageError } from '../errors.js';
+
+/** Name of the lock file inside the data directory. */
+export const LOCK_FILE_NAME = 'navi.lock';
+
+/**
+ * A lock file that is still empty or half written this recently is treated as being created
+ * right now by its owner (the window between O_EXCL create and the write); older ones are debris.
+ */
+const UNREADABLE_LOCK_GRACE_MS = 5_000;
+
+/** What the lock file holds (JSON). */
+export interface LockOwner {
+  pid: number;
+  hostname: string;
+  /** ISO time the owner took the lock. */
+  started_at: string;
+}
+
+/** A held lock. `release()` is idempotent and synchronous (it also runs on process exit). */
+export interface DirLock {
+  /** Absolute path of the lock file. */
+  readonly path: string;
+  readonly owner: LockOwner;
+  release(): void;
+}
+
+/** Lock files held by this process, so a second open here fails the same way as elsewhere. */
+const heldHere = new Map<string, LockOwner>();
+
+/**
+ * Takes the lock on `dir` (which must exist) or throws `StorageError` `store_locked` when a live
+ * process holds it. A stale lock (dead pid on this host) is removed and taken over.
+ */
+export function acquireDirLock(dir: string): DirLock {
+  const lockPath = path.join(path.resolve(dir), LOCK_FILE_NAME);
+  const ours = heldHere.get(lockPath);
+  if (ours) throw lockedError(lockPath, ours);
+
+  // A round clears a stale lock, the next takes it; a process that wins a race for the same
+  // stale lock shows up as a live owner and we fail cleanly.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const owner: LockOwner = { pid: process.pid, hostname: os.hostname(), started_at: new Date().toISOString() };
+    if (tryCreate(lockPath, owner)) return holdLock(lockPath, owner);
+
+    const existing = readLock(lockPath);
+    if (existing === 'missing') continue; // its owner released it meanwhile
+    if (existing !== 'unreadable' && isAlive(existing)) throw lockedError(lockPath, existing);
+    if (existing === 'unreadable' && !isOldDebris(lockPath)) throw lockedError(lockPath, null);
+    removeStale(lockPath, existing);
+  }
+  throw lockedError(lockPath, readOwnerOrNull(lockPath));
+}
+
+/** O_EXCL create; false when the file already exists. Other errors (not writable…) propagate. */
+function tryCreate(lockPath: string, owner: LockOwner): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(lockPath, 'wx', 0o600);
+  } catch (err) {
+    if (errnoCode(err) === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    fs.writeSync(fd, `${JSON.stringify(owner)}\n`);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
+}
+
+function holdLock(lockPath: string, owner: LockOwner): DirLock {
+  heldHere.set(lockPath, owner);
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    heldHere.delete(lockPath);
+    process.removeListener('exit', release);
+    // Only remove the file if it is still ours: never delete a lock someone else took over.
+    const current = readLock(lockPath);
+    if (typeof current === 'object' && sameOwner(current, owner)) {
+      try {
+        fs.unlinkSync(lockPath);
+      } catch {
+        // Best effort: a leftover file holds our (soon dead) pid and will be taken over.
+      }
+    }
+  };
+  // 'exit' handlers must be synchronous; this covers process.exit() without close().
+  process.on('exit', release);
+  return { path: lockPath, owner, release };
+}
+
+/**
+ * Moves a stale lock out of the way without deleting a fresh lock another process may have put
+ * there since we read it: rename is atomic, and we check what we moved before discarding it.
+ */
+function removeStale(lockPath: string, seen: LockOwner | 'unreadable'): void {
+  const aside = `${lockPath}.${process.pid}.${Date.now()}.stale`;
+  try {
+    fs.renameSync(lockPath, aside);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return; // someone else cleared it first
+    throw err;
+  }
+  const moved = readLock(aside);
+  const isWhatWeSaw =
+    seen === 'unreadable' ? moved === 'unreadable' : typeof moved === 'object' && sameOwner(moved, seen);
+  if (!isWhatWeSaw) {
+    // We moved a lock taken a moment ago by a live process: put it back (link fails if the
+    // slot was refilled, which leaves that newer lock in place) and report it as held.
+    try {
+      fs.linkSync(aside, lockPath);
+    } catch {
+      // The slot is taken again; that owner wins.
+    }
+    fs.rmSync(aside, { force: true });
+    throw lockedError(lockPath, typeof moved === 'object' ? moved : null);
+  }
+  fs.rmSync(aside, { force: true });
+}
+
+function readLock(lockPath: string): LockOwner | 'missing' | 'unreadable' {
+  let text: string;
+  try {
+    text = fs.readFileSync(lockPath, 'utf8');
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return 'missing';
+    throw err;
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      'pid' in value &&
+      'hostname' in value &&
+      'started_at' in value &&
+      typeof value.pid === 'number' &&
+      Number.isInteger(value.pid) &&
+      value.pid > 0 &&
+      typeof value.hostname === 'string' &&
+      typeof value.started_at === 'string'
+    ) {
+      return { pid: value.pid, hostname: value.hostname, started_at: value.started_at };
+    }
+  } catch {
+    // fall through: half-written or foreign content
+  }
+  return 'unreadable';
+}
+
+function readOwnerOrNull(lockPath: string): LockOwner | null {
+  const owner = readLock(lockPath);
+  return typeof owner === 'object' ? owner : null;
+}
+
+function sameOwner(a: LockOwner, b: LockOwner): boolean {
+  return a.pid === b.pid && a.hostname === b.hostname && a.started_at === b.started_at;
+}
+
+/**
+ * Whether the lock's owner may still be running. A lock from another host cannot be checked, so
+ * it counts as live (the message says how to clear it by hand).
+ */
+function isAlive(owner: LockOwner): boolean {
+  if (owner.hostname !== os.hostname()) return true;
+  // Our own pid: alive if this process holds that very lock (the directory reached through
+  // another path, e.g. a symlink); otherwise a previous process with the same pid (a restarted
+  // container's pid 1) left it.
+  if (owner.pid === process.pid) return [...heldHere.values()].some((held) => sameOwner(held, owner));
+  try {
+    process.kill(owner.pid, 0);
+  } catch (err) {
+    // EPERM: the process exists but belongs to another user.
+    return errnoCode(err) === 'EPERM';
+  }
+  return !pidReusedSince(owner);
+}
+
+/**
+ * On Linux, a pid whose process started after the lock was taken belongs to someone else (pids
+ * are recycled). Elsewhere we cannot tell and trust the pid.
+ */
+function pidReusedSince(owner: LockOwner): boolean {
+  const lockedAt = Date.parse(owner.started_at);
+  const startedAt = processStartMs(owner.pid);
+  // btime has one-second resolution: leave a margin before calling it a different process.
+  return !Number.isNaN(lockedAt) && startedAt !== undefined && startedAt > lockedAt + 2_000;
+}
+
+/** Clock ticks per second for /proc times; 100 on every mainstream Linux build. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** Start time of `pid` in ms since the epoch, from /proc (Linux only). */
+function processStartMs(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
+    // What follows starts at field 3; starttime is field 22.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[19]);
+    const btime = /^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))?.[1];
+    if (!Number.isFinite(ticks) || btime === undefined) return undefined;
+    return Number(btime) * 1000 + (ticks * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return undefined;
+  }
+}
+
+function isOldDebris(lockPath: string): boolean {
+  try {
+    return Date.now() - fs.statSync(lockPath).mtimeMs > UNREADABLE_LOCK_GRACE_MS;
+  } catch {
+    return true;
+  }
+}
+
+function lockedError(lockPath: string, owner: LockOwner | null): StorageError {
+  const who = owner
+    ? `process ${owner.pid} on ${owner.hostname} (since ${owner.started_at})`
+    : 'another navi process';
+  return new StorageError(
+    'store_locked',
+    `The embedded database is in use by ${who}: lock file ${lockPath}. ` +
+      'The embedded database (PGlite) allows one navi process at a time; wait for it to finish, ' +
+      'or set DATABASE_URL to a PostgreSQL server for concurrent runs. ' +
+      'If that process is gone, delete the lock file.',
+  );
+}
+
+function errnoCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return undefined;
+}

@@ -1,0 +1,201 @@
+/**
+ * The two buffers of a session (SPEC §8): `messages`, the display history that is never
+ * compressed, and `context`, the model's view that compression replaces as a whole.
+ *
+ * Appends run once per message in the tool loop, so each is one prepared statement: it bumps
+ * the session's seq counters and writes the display row and the context row through
+ * data-modifying CTEs (atomic without a transaction's extra round trips). The counter UPDATE
+ * takes the session row lock, so writers in several processes get distinct, gapless seqs; the
+ * cost is a primary-key update and two index inserts, flat as history grows.
+ */
+import { asc, eq, sql } from 'drizzle-orm';
+import { StorageError } from '../errors.js';
+import type { ChatMessage, ToolCallRequest } from '../llm/types.js';
+import type { NaviDatabase } from './database.js';
+import { driverError, guardQuery, queryError } from './driver-errors.js';
+import { context, messages, sessions } from './schema.js';
+import type { ContextRepository, MessageOptions, MessageRepository, StoredMessage } from './types.js';
+
+/** Rows per INSERT in `context.replace`: 6 parameters a row stays far below PostgreSQL's 65535. */
+const REPLACE_CHUNK_ROWS = 1_000;
+
+/** Display-buffer repository over either driver. */
+export function createMessageRepository(db: NaviDatabase): MessageRepository {
+  const statements = prepareAppend(db);
+  return {
+    async append(sessionId: string, message: ChatMessage, opts: MessageOptions = {}): Promise<void> {
+      const values: AppendValues = {
+        sessionId,
+        role: message.role,
+        content: pgText(message.content),
+        thinking: message.thinking === undefined ? null : pgText(message.thinking),
+        toolCalls: encodeToolCalls(message.tool_calls),
+        toolName: nullable(message.tool_name),
+        isPlan: opts.isPlan === true,
+      };
+      const statement = opts.toContext === false ? statements.displayOnly : statements.displayAndContext;
+      try {
+        await statement.execute(values);
+      } catch (err) {
+        // No session row: the counter CTE returns nothing, so seq is NULL (23502).
+        const { code, column } = driverError(err);
+        if ((code === '23502' && column === 'seq') || code === '23503') throw missingSession(sessionId);
+        throw queryError('messages.append', err);
+      }
+    },
+
+    async list(sessionId: string): Promise<StoredMessage[]> {
+      const rows = await guardQuery('messages.list', () =>
+        db.select().from(messages).where(eq(messages.sessionId, sessionId)).orderBy(asc(messages.seq)),
+      );
+      return rows.map((row) => ({
+        ...chatMessage(row),
+        ...(row.thinking !== null && { thinking: row.thinking }),
+        seq: row.seq,
+        isPlan: row.isPlan,
+        createdAt: row.createdAt,
+      }));
+    },
+  };
+}
+
+/** Model-view repository over either driver. */
+export function createContextRepository(db: NaviDatabase): ContextRepository {
+  return {
+    async load(sessionId: string): Promise<ChatMessage[]> {
+      const rows = await guardQuery('context.load', () =>
+        db.select().from(context).where(eq(context.sessionId, sessionId)).orderBy(asc(context.seq)),
+      );
+      return rows.map(chatMessage);
+    },
+
+    async replace(sessionId: string, view: ChatMessage[]): Promise<void> {
+      const rows = view.map((message, index) => ({
+        sessionId,
+        seq: index + 1,
+        role: message.role,
+        content: pgText(message.content),
+        toolCalls: encodeToolCalls(message.tool_calls),
+        toolName: nullable(message.tool_name),
+      }));
+      await guardQuery(
+        'context.replace',
+        () =>
+          db.transaction(async (tx) => {
+            // Counter first: its row lock holds concurrent appends until the new view commits.
+            const updated = await tx
+              .update(sessions)
+              .set({ contextSeq: rows.length })
+              .where(eq(sessions.id, sessionId))
+              .returning({ id: sessions.id });
+            if (updated.length === 0) throw missingSession(sessionId);
+            await tx.delete(context).where(eq(context.sessionId, sessionId));
+            for (let start = 0; start < rows.length; start += REPLACE_CHUNK_ROWS) {
+              await tx.insert(context).values(rows.slice(start, start + REPLACE_CHUNK_ROWS));
+            }
+          }),
+        (code) => (code === '23503' ? missingSession(sessionId) : undefined),
+      );
+    },
+  };
+}
+
+/** Parameters of the prepared append statements. */
+type AppendValues = {
+  sessionId: string;
+  role: ChatMessage['role'];
+  content: string;
+  thinking: string | null;
+  toolCalls: string | null;
+  toolName: string | null;
+  isPlan: boolean;
+};
+
+/**
+ * The append statements, built once and prepared: postgres.js then reuses a named server-side
+ * statement instead of parsing and planning on every call (about half the cost of an append).
+ */
+function prepareAppend(db: NaviDatabase) {
+  const p = <K extends keyof AppendValues>(name: K) => sql.placeholder(name);
+  const bump = (withContext: boolean) =>
+    db.$with('counter').as(
+      db
+        .update(sessions)
+        .set({
+          messageSeq: sql`${sessions.messageSeq} + 1`,
+          ...(withContext && { contextSeq: sql`${sessions.contextSeq} + 1` }),
+          // The row is written anyway: keep "most recently active" listings exact for free.
+          updatedAt: sql`now()`,
+        })
+        .where(eq(sessions.id, p('sessionId')))
+        .returning({ messageSeq: sessions.messageSeq, contextSeq: sessions.contextSeq }),
+    );
+  const messageRow = (counter: ReturnType<typeof bump>) => ({
+    sessionId: p('sessionId'),
+    seq: sql`(select ${counter.messageSeq} from ${counter})`,
+    role: p('role'),
+    content: p('content'),
+    thinking: p('thinking'),
+    toolCalls: p('toolCalls'),
+    toolName: p('toolName'),
+    isPlan: p('isPlan'),
+  });
+
+  const displayCounter = bump(false);
+  const displayOnly = db.with(displayCounter).insert(messages).values(messageRow(displayCounter));
+
+  const bothCounter = bump(true);
+  // Statements in a WITH run exactly once, and the whole statement commits or fails as one.
+  const displayRow = db.$with('display_row').as(db.insert(messages).values(messageRow(bothCounter)));
+  const displayAndContext = db
+    .with(bothCounter, displayRow)
+    .insert(context)
+    .values({
+      sessionId: p('sessionId'),
+      seq: sql`(select ${bothCounter.contextSeq} from ${bothCounter})`,
+      role: p('role'),
+      content: p('content'),
+      toolCalls: p('toolCalls'),
+      toolName: p('toolName'),
+    });
+
+  return {
+    displayOnly: displayOnly.prepare('navi_append_message'),
+    displayAndContext: displayAndContext.prepare('navi_append_message_and_context'),
+  };
+}
+
+function chatMessage(row: {
+  role: ChatMessage['role'];
+  content: string;
+  toolCalls: string | null;
+  toolName: string | null;
+}): ChatMessage {
+  return {
+    role: row.role,
+    content: row.content,
+    ...(row.toolCalls !== null && { tool_calls: JSON.parse(row.toolCalls) as ToolCallRequest[] }),
+    ...(row.toolName !== null && { tool_name: row.toolName }),
+  };
+}
+
+/**
+ * Tool calls as JSON text: parsing it back yields objects whose keys are in the original order,
+ * so the request re-sent to the model is byte-identical (jsonb would sort the keys).
+ */
+function encodeToolCalls(calls: ToolCallRequest[] | undefined): string | null {
+  return calls === undefined ? null : JSON.stringify(calls);
+}
+
+function nullable(value: string | undefined): string | null {
+  return value === undefined ? null : pgText(value);
+}
+
+/** PostgreSQL text cannot hold NUL; a tool that read a binary file must not crash the run. */
+function pgText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+function missingSession(sessionId: string): StorageError {
+  return new StorageError('session_not_found', `Session ${sessionId} does not exist.`);
+}

@@ -1,0 +1,210 @@
+/**
+ * Opening the store: PostgreSQL through postgres.js when a URL is given, else embedded PGlite in
+ * a locked data directory. Migrations are applied on open. The drivers, drizzle and the
+ * repositories are imported only inside `openStore`, so importing this module costs next to
+ * nothing (commands that need no database never pay for it).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { InvalidInputError, NaviError, StorageError, describeError } from '../errors.js';
+import { isPostgresUrl, redactUrl } from './database-url.js';
+import { acquireDirLock, type DirLock } from './lock.js';
+import type { MigrationReport, OpenStoreOptions, Store } from './types.js';
+
+/** Seconds to wait for a PostgreSQL server that does not answer (postgres.js defaults to 30). */
+const DEFAULT_CONNECT_TIMEOUT_S = 10;
+/** Seconds `close()` lets in-flight queries finish before dropping the connection. */
+const CLOSE_TIMEOUT_S = 2;
+
+/**
+ * Where the embedded database lives: `$NAVI_DATA_DIR`, else `$XDG_DATA_HOME/navi/pgdata`, else
+ * `~/.local/share/navi/pgdata`.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.NAVI_DATA_DIR) return path.resolve(env.NAVI_DATA_DIR);
+  // The XDG spec says relative values are invalid and must be ignored.
+  const xdg = env.XDG_DATA_HOME;
+  const dataHome = xdg && path.isAbsolute(xdg) ? xdg : path.join(env.HOME || os.homedir(), '.local', 'share');
+  return path.join(dataHome, 'navi', 'pgdata');
+}
+
+/**
+ * Opens (and migrates) the store. Throws `StorageError` (`store_locked`, `store_unreachable`,
+ * `store_auth_failed`, `store_database_missing`, `store_dir_not_writable`, `store_open_failed`)
+ * or `InvalidInputError` (`db_url_invalid`) with a one-line message.
+ */
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
+  return (await openAndMigrate(opts)).store;
+}
+
+/** `navi db migrate`: opens the database, applies pending migrations and reports, then closes. */
+export async function migrateDatabase(opts: OpenStoreOptions): Promise<MigrationReport> {
+  const { store, applied, total } = await openAndMigrate(opts);
+  await store.close();
+  return { backend: store.backend, location: store.location, applied, total };
+}
+
+interface Opened {
+  store: Store;
+  applied: number;
+  total: number;
+}
+
+function openAndMigrate(opts: OpenStoreOptions): Promise<Opened> {
+  return opts.url ? openPostgres(opts.url, opts.connectTimeoutS ?? DEFAULT_CONNECT_TIMEOUT_S) : openPglite(opts.dataDir);
+}
+
+async function openPostgres(url: string, connectTimeoutS: number): Promise<Opened> {
+  const location = redactUrl(url);
+  if (!isPostgresUrl(url)) {
+    throw new InvalidInputError(
+      'db_url_invalid',
+      `Database URL ${location} is not a PostgreSQL URL; expected postgres://user:password@host:5432/database.`,
+    );
+  }
+  const [{ default: postgres }, { drizzle }, { migratePostgres }, { postgresOpenError }, { createDrizzleStore }] =
+    await Promise.all([
+      import('postgres'),
+      import('drizzle-orm/postgres-js'),
+      import('./migrate.js'),
+      import('./driver-errors.js'),
+      import('./drizzle-store.js'),
+    ]);
+
+  let client: ReturnType<typeof postgres>;
+  try {
+    client = postgres(url, {
+      // One connection: the CLI issues one query at a time, the migration advisory lock needs
+      // lock, migrate and unlock on one session, and it matches PGlite's single connection.
+      max: 1,
+      // Server notices ("schema already exists, skipping") must never reach stdout.
+      onnotice: () => {},
+      connect_timeout: connectTimeoutS,
+      // navi uses no custom array types; skipping the lookup saves a round trip on connect.
+      fetch_types: false,
+      connection: { application_name: 'navi' },
+    });
+  } catch (err) {
+    throw new InvalidInputError('db_url_invalid', `Database URL ${location} is not valid: ${describeError(err)}.`);
+  }
+
+  const db = drizzle({ client });
+  try {
+    const { applied, total } = await migratePostgres(db, client);
+    const store = createDrizzleStore(db, {
+      backend: 'postgres',
+      location,
+      close: () => client.end({ timeout: CLOSE_TIMEOUT_S }),
+    });
+    return { store, applied, total };
+  } catch (err) {
+    await client.end({ timeout: 0 }).catch(() => undefined);
+    throw postgresOpenError(url, err, connectTimeoutS);
+  }
+}
+
+async function openPglite(dataDirOption: string): Promise<Opened> {
+  const dataDir = path.resolve(dataDirOption);
+  prepareDataDir(dataDir);
+  let lock: DirLock;
+  try {
+    lock = acquireDirLock(dataDir);
+  } catch (err) {
+    throw err instanceof NaviError ? err : notWritable(dataDir, err);
+  }
+
+  let pglite: { close(): Promise<void>; closed: boolean } | undefined;
+  try {
+    const [{ PGlite }, { drizzle }, { migratePglite }, { createDrizzleStore }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('drizzle-orm/pglite'),
+      import('./migrate.js'),
+      import('./drizzle-store.js'),
+    ]);
+    const client = await PGlite.create(dataDir);
+    pglite = client;
+    const db = drizzle({ client });
+    const { applied, total } = await migratePglite(db);
+    const store = createDrizzleStore(db, {
+      backend: 'pglite',
+      location: dataDir,
+      close: async () => {
+        try {
+          if (!client.closed) await client.close();
+        } finally {
+          lock.release();
+        }
+      },
+    });
+    return { store, applied, total };
+  } catch (err) {
+    if (pglite && !pglite.closed) await pglite.close().catch(() => undefined);
+    lock.release();
+    if (err instanceof NaviError) throw err;
+    throw new StorageError(
+      'store_open_failed',
+      `Cannot open the embedded database in ${dataDir}: ${firstLine(err)}. ` +
+        'Move the directory aside to start fresh, or set DATABASE_URL to use PostgreSQL.',
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * Creates the data directory inside a private parent. PGlite creates its files world-writable
+ * (0666) and no parent directories, so the directory and, when we create it, its parent are
+ * made 0700; an existing parent (say, a project folder named by NAVI_DATA_DIR) is left alone.
+ */
+function prepareDataDir(dataDir: string): void {
+  const parent = path.dirname(dataDir);
+  try {
+    const created = fs.mkdirSync(parent, { recursive: true, mode: 0o700 });
+    // mkdir's mode is filtered by the umask; chmod makes the parent private whatever it is.
+    if (created !== undefined) fs.chmodSync(parent, 0o700);
+    try {
+      fs.mkdirSync(dataDir, { mode: 0o700 });
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+      if (!fs.statSync(dataDir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    }
+    fs.chmodSync(dataDir, 0o700);
+  } catch (err) {
+    throw notWritable(dataDir, err);
+  }
+}
+
+function notWritable(dataDir: string, err: unknown): StorageError {
+  const reason = errnoReason(errnoCode(err)) ?? firstLine(err);
+  return new StorageError(
+    'store_dir_not_writable',
+    `Data directory ${dataDir} is not writable (${reason}); set NAVI_DATA_DIR to a writable directory, ` +
+      'or DATABASE_URL to use PostgreSQL.',
+    { cause: err },
+  );
+}
+
+function errnoReason(code: string | undefined): string | undefined {
+  switch (code ?? '') {
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ENOTDIR':
+      return 'a path component is not a directory';
+    case 'ENOSPC':
+      return 'no space left on device';
+    default:
+      return undefined;
+  }
+}
+
+function errnoCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return undefined;
+}
+
+function firstLine(err: unknown): string {
+  return describeError(err).replace(/\.$/, '');
+}

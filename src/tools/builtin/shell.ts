@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { defineTool } from '../define-tool.js';
+import { runCommand, type RunCommandResult } from '../run-command.js';
+import { checkShellCommand } from '../shell-policy.js';
+
+/** Room left under the registry's cap for the omitted-bytes marker and the `[exit code N]` line. */
+const STATUS_RESERVE_BYTES = 128;
+
+function statusLine(result: RunCommandResult, timeoutS: number): string {
+  if (result.spawnError !== undefined) return `[could not start: ${result.spawnError}]`;
+  if (result.timedOut) return `[timed out after ${timeoutS} s]`;
+  if (result.exitCode !== null) return `[exit code ${result.exitCode}]`;
+  return result.exitSignal !== null ? `[killed by signal ${result.exitSignal}]` : '[killed by signal]';
+}
+
+/**
+ * `shell {command, timeout_s?}`: runs `/bin/sh -c command` in the working directory under the
+ * `tools.shell` policy. A denied command is a failed result plus a `shell_denied` warning,
+ * never a prompt. An abort kills the process group and propagates.
+ */
+export const shellTool = defineTool({
+  name: 'shell',
+  description: 'Run a shell command in the working directory; returns its output and exit code.',
+  schema: z.object({ command: z.string(), timeout_s: z.coerce.number().optional() }),
+  async execute(args, ctx) {
+    if (args.command.trim() === '') return { ok: false, output: 'empty command' };
+    const verdict = checkShellCommand(args.command, ctx.shell);
+    if (!verdict.allowed) {
+      ctx.emit({ type: 'warning', code: 'shell_denied', message: ctx.redact(`shell command denied: ${verdict.reason}`) });
+      return {
+        ok: false,
+        output: `denied by tools.shell policy: ${verdict.reason}. The user's configuration forbids it; do not retry, find another way.`,
+      };
+    }
+    const timeoutS = args.timeout_s !== undefined && args.timeout_s > 0 ? args.timeout_s : ctx.shell.timeoutS;
+    const result = await runCommand({
+      command: args.command,
+      cwd: ctx.cwd,
+      timeoutMs: timeoutS * 1000,
+      maxOutputBytes: Math.min(ctx.shell.maxOutputBytes, (ctx.outputLimitBytes ?? Infinity) - STATUS_RESERVE_BYTES),
+      signal: ctx.signal,
+    });
+    if (result.aborted) ctx.signal.throwIfAborted();
+    const output = result.output;
+    const separator = output === '' || output.endsWith('\n') ? '' : '\n';
+    return { ok: result.exitCode === 0 && !result.timedOut, output: output + separator + statusLine(result, timeoutS) };
+  },
+});

@@ -1,0 +1,93 @@
+/**
+ * Path confinement (SPEC §10): every path a file tool touches must stay inside the working
+ * directory, lexically and after following symlinks.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** A confined path, or why it was refused (worded for the model). */
+export type ResolveResult =
+  | {
+      ok: true;
+      /** Absolute path with every existing symlink resolved; use it for the file operation. */
+      abs: string;
+      /** Path relative to the working directory as the model named it (`.` for the directory itself). */
+      rel: string;
+    }
+  | { ok: false; reason: string };
+
+function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function errorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : undefined;
+}
+
+/**
+ * Real path of `abs`, resolving its nearest existing ancestor and appending the parts that do
+ * not exist yet. Refuses dangling symlinks: writing through one would create its target,
+ * which may be anywhere.
+ */
+function realpathAllowingMissing(abs: string): { ok: true; real: string } | { ok: false; reason: string } {
+  const missing: string[] = [];
+  let current = abs;
+  for (;;) {
+    try {
+      return { ok: true, real: path.join(fs.realpathSync(current), ...missing.reverse()) };
+    } catch (err) {
+      const code = errorCode(err);
+      if (code === 'ELOOP') return { ok: false, reason: 'symlink loop' };
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return { ok: false, reason: `cannot resolve path (${code ?? 'error'})` };
+    }
+    let exists = false;
+    try {
+      fs.lstatSync(current);
+      exists = true;
+    } catch {
+      // Does not exist: go on with its parent.
+    }
+    if (exists) return { ok: false, reason: 'dangling symlink' };
+    const parent = path.dirname(current);
+    if (parent === current) return { ok: false, reason: 'no existing ancestor' };
+    missing.push(path.basename(current));
+    current = parent;
+  }
+}
+
+/**
+ * Resolves `userPath` (relative to `cwd`, or absolute but inside it) and checks it stays inside
+ * `cwd`: refuses `..` escapes, absolute paths elsewhere, `~`, and symlinks that lead out
+ * (the real path of the nearest existing ancestor must be inside the real `cwd`).
+ */
+export function resolveInside(cwd: string, userPath: string): ResolveResult {
+  if (userPath.includes('\0')) return { ok: false, reason: 'path contains a NUL byte' };
+  if (userPath === '~' || userPath.startsWith('~/')) {
+    return { ok: false, reason: `'~' is not expanded; use a path relative to the working directory` };
+  }
+  let root: string;
+  try {
+    root = fs.realpathSync(cwd);
+  } catch {
+    return { ok: false, reason: `working directory ${cwd} does not exist` };
+  }
+  const base = path.resolve(cwd);
+  const lexical = path.resolve(base, userPath === '' ? '.' : userPath);
+  // An absolute path may name the working directory through its real path (e.g. /private/tmp).
+  if (!isInside(base, lexical) && !isInside(root, lexical)) {
+    return {
+      ok: false,
+      reason: path.isAbsolute(userPath)
+        ? `absolute path ${userPath} is outside the working directory`
+        : `${userPath} escapes the working directory`,
+    };
+  }
+  const resolved = realpathAllowingMissing(lexical);
+  if (!resolved.ok) return { ok: false, reason: `${userPath}: ${resolved.reason}` };
+  if (!isInside(root, resolved.real)) {
+    return { ok: false, reason: `${userPath} leads outside the working directory through a symlink` };
+  }
+  const rel = path.relative(isInside(base, lexical) ? base : root, lexical);
+  return { ok: true, abs: resolved.real, rel: rel === '' ? '.' : rel };
+}

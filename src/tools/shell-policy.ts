@@ -1,0 +1,189 @@
+/**
+ * The `tools.shell` allow/deny policy (SPEC §10). Patterns are globs over one simple command;
+ * a command line is split into its simple commands (`;`, `&&`, `||`, `|`, `&`, newlines,
+ * subshells) and the bodies of `$(…)`, backticks, `<(…)`, `sh -c '…'` and `eval` are checked
+ * recursively, so a denied command cannot ride along behind an allowed one.
+ *
+ * This is a guard against accidents by the model, not a sandbox: a determined script can still
+ * build a command at run time (`$(printf …)`, variables) that no text check sees.
+ */
+import path from 'node:path';
+import { parseCommandLine } from './shell-parse.js';
+
+/** Denied unless the user's config says otherwise: commands that wreck the machine or shared history. */
+export const DEFAULT_SHELL_DENY: readonly string[] = [
+  'rm -rf /',
+  'rm -rf /\\*',
+  'rm -fr /',
+  'rm -fr /\\*',
+  'rm -rf ~',
+  'rm -rf ~/',
+  'rm -rf ~/\\*',
+  'rm -rf $HOME',
+  'rm -rf $HOME/',
+  'rm -rf $HOME/\\*',
+  'rm *--no-preserve-root*',
+  'mkfs*',
+  'dd * of=/dev/*',
+  'shutdown*',
+  'reboot*',
+  'poweroff*',
+  'halt',
+  ':(){*',
+  'git push --force*',
+  'git push -f*',
+  'git push * --force*',
+  'git push * -f',
+  'git push * -f *',
+  'sudo',
+  'sudo *',
+  'su',
+  'su *',
+];
+
+/** The pattern part of `ShellPolicy` (`tools.shell.allow` / `tools.shell.deny`). */
+export interface ShellPolicyRules {
+  /** Globs a simple command must match when non-empty (empty: everything not denied). */
+  allow: readonly string[];
+  /** Globs that refuse a simple command; deny wins over allow. */
+  deny: readonly string[];
+}
+
+/** Verdict on a command: `matched` is the deny pattern hit, or the command no allow pattern matched. */
+export type ShellCheck = { allowed: true } | { allowed: false; reason: string; matched: string };
+
+/** `sh -c` bodies inside `sh -c` bodies…: deeper than this is refused rather than parsed. */
+const MAX_NESTING = 8;
+
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash']);
+/** Words that start or end a compound command; they are not commands themselves. */
+const KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'while', 'until', 'do', '!', '{', 'time']);
+const CLOSERS = new Set(['fi', 'done', 'esac', '}']);
+/** Commands that run their arguments as a command; stripped so `nohup rm -rf /` is seen as `rm -rf /`. */
+const WRAPPERS = new Set(['env', 'nohup', 'command', 'builtin', 'exec', 'nice', 'timeout', 'stdbuf']);
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+const globCache = new Map<string, RegExp>();
+
+/**
+ * Compiles a policy glob: `*` any characters (spaces and `/` included), `?` one character,
+ * `\x` a literal `x`; everything else literal. Whitespace runs match one space. Anchored.
+ */
+export function globToRegExp(glob: string): RegExp {
+  const cached = globCache.get(glob);
+  if (cached) return cached;
+  let source = '';
+  const normalized = glob.trim().replace(/\s+/g, ' ');
+  for (let i = 0; i < normalized.length; i++) {
+    const c = normalized.charAt(i);
+    if (c === '*') source += '[\\s\\S]*';
+    else if (c === '?') source += '[\\s\\S]';
+    else if (c === '\\' && i + 1 < normalized.length) source += escapeRegExp(normalized.charAt(++i));
+    else source += escapeRegExp(c);
+  }
+  const re = new RegExp(`^${source}$`);
+  globCache.set(glob, re);
+  return re;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Skips a wrapper's own options (and `timeout`'s duration, `nice -n`'s value) to reach the command it runs. */
+function skipWrapperArgs(name: string, words: string[], start: number): number {
+  let i = start;
+  while (i < words.length) {
+    const w = words[i] ?? '';
+    if (w === '--') return i + 1;
+    if (name === 'env' && ASSIGNMENT.test(w)) i++;
+    else if (w.startsWith('-') && w.length > 1) {
+      const takesValue = (name === 'nice' && w === '-n') || (name === 'env' && w === '-u') || (name === 'timeout' && (w === '-s' || w === '-k'));
+      i += takesValue ? 2 : 1;
+    } else break;
+  }
+  if (name === 'timeout' && i < words.length) i++;
+  return i;
+}
+
+/** The command a segment really runs: keywords, `VAR=x` prefixes and wrappers removed, path dropped from the name. */
+function strippedWords(words: string[]): string[] {
+  let i = 0;
+  for (;;) {
+    const w = words[i];
+    if (w === undefined) return [];
+    if (KEYWORDS.has(w) || ASSIGNMENT.test(w)) i++;
+    else if (WRAPPERS.has(path.basename(w))) i = skipWrapperArgs(path.basename(w), words, i + 1);
+    else break;
+  }
+  const rest = words.slice(i);
+  if (rest[0]?.includes('/')) rest[0] = path.basename(rest[0]);
+  return rest;
+}
+
+/** The script a `sh -c BODY` or `eval ARGS` segment runs, if it is one. */
+function innerScript(words: string[]): string | undefined {
+  const name = words[0];
+  if (name === 'eval') return words.slice(1).join(' ');
+  if (name === undefined || !SHELLS.has(name)) return undefined;
+  let sawC = false;
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i] ?? '';
+    if (w === '-o' || w === '+o') i++;
+    else if (/^[-+][A-Za-z]+$/.test(w)) sawC ||= w.startsWith('-') && w.includes('c');
+    else if (!/^--[A-Za-z-]*$/.test(w)) return sawC ? w : undefined;
+  }
+  return undefined;
+}
+
+function firstMatch(patterns: readonly string[], variants: readonly string[]): string | undefined {
+  return patterns.find((p) => variants.some((v) => globToRegExp(p).test(v)));
+}
+
+function check(command: string, policy: ShellPolicyRules, depth: number): ShellCheck {
+  if (depth > MAX_NESTING) {
+    return { allowed: false, reason: 'command nesting is too deep to check', matched: command };
+  }
+  const whole = command.trim().replace(/\s+/g, ' ');
+  const wholeDeny = firstMatch(policy.deny, [whole]);
+  if (wholeDeny !== undefined) {
+    return { allowed: false, reason: `'${whole}' matches deny pattern '${wholeDeny}'`, matched: wholeDeny };
+  }
+  const parsed = parseCommandLine(command);
+  const inner: string[] = [...parsed.nested];
+  for (const raw of parsed.raws) {
+    const denied = firstMatch(policy.deny, [raw]);
+    if (denied !== undefined) return { allowed: false, reason: `'${raw}' matches deny pattern '${denied}'`, matched: denied };
+  }
+  for (const words of parsed.segments) {
+    const stripped = strippedWords(words);
+    if (stripped.length === 0 || (stripped.length === 1 && CLOSERS.has(stripped[0] ?? ''))) continue;
+    const variants = [words.join(' '), stripped.join(' ')];
+    const shown = variants[0] ?? '';
+    const denied = firstMatch(policy.deny, variants);
+    if (denied !== undefined) return { allowed: false, reason: `'${shown}' matches deny pattern '${denied}'`, matched: denied };
+    if (policy.allow.length > 0 && firstMatch(policy.allow, variants) === undefined) {
+      return {
+        allowed: false,
+        reason: `'${shown}' matches no allow pattern (allowed: ${policy.allow.join(', ')})`,
+        matched: shown,
+      };
+    }
+    const script = innerScript(stripped);
+    if (script !== undefined) inner.push(script);
+  }
+  for (const body of inner) {
+    const verdict = check(body, policy, depth + 1);
+    if (!verdict.allowed) return verdict;
+  }
+  return { allowed: true };
+}
+
+/**
+ * Decides whether `command` may run under `policy`. Every simple command in it, including
+ * those inside substitutions and `sh -c` bodies, must match no deny pattern and, when the
+ * allow list is non-empty, some allow pattern.
+ */
+export function checkShellCommand(command: string, policy: ShellPolicyRules): ShellCheck {
+  return check(command, policy, 0);
+}

@@ -1,0 +1,198 @@
+import { createServer } from 'node:net';
+import { Ollama } from 'ollama';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InvalidInputError, LlmUnavailableError } from '../../src/errors.js';
+import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../support/fake-ollama.js';
+import { MODEL, chatRequest, clientFor, collectUntilError, rejectionOf, textOf } from './llm-test-helpers.js';
+
+let fake: FakeOllama | undefined;
+
+async function serve(script: FakeScript): Promise<FakeOllama> {
+  fake = await startFakeOllama(script);
+  return fake;
+}
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await fake?.close();
+  fake = undefined;
+});
+
+function expectLlmError(error: unknown, code: string): LlmUnavailableError {
+  expect(error).toBeInstanceOf(LlmUnavailableError);
+  const llmError = error as LlmUnavailableError;
+  expect(llmError.code).toBe(code);
+  expect(llmError.exitCode).toBe(75);
+  expect(llmError.message).not.toContain('\n');
+  return llmError;
+}
+
+/** A port nothing listens on: bind an ephemeral one, then release it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Runs one streamed call against a single scripted turn and returns what it produced. */
+async function streamTurn(turn: FakeTurn): Promise<{ server: FakeOllama; text: string; error: unknown }> {
+  const server = await serve({ turns: [turn] });
+  const { chunks, error } = await collectUntilError(clientFor(server.url).chatStream(chatRequest()));
+  return { server, text: textOf(chunks, 'text'), error };
+}
+
+describe('unreachable server', () => {
+  it('says connection refused, the host, and what to do', async () => {
+    const port = await closedPort();
+    const host = `http://127.0.0.1:${port}`;
+    const { error } = await collectUntilError(clientFor(host).chatStream(chatRequest()));
+    const llmError = expectLlmError(error, 'ollama_unreachable');
+    expect(llmError.message).toBe(
+      `cannot reach Ollama at ${host} (ECONNREFUSED); is \`ollama serve\` running? set --ollama-host or OLLAMA_HOST`,
+    );
+  });
+
+  it('maps metadata calls the same way', async () => {
+    const host = `127.0.0.1:${await closedPort()}`;
+    const error = await rejectionOf(clientFor(host).version());
+    expect(expectLlmError(error, 'ollama_unreachable').message).toContain(`http://${host} (ECONNREFUSED)`);
+  });
+
+  it('treats a host that is not a URL as invalid input', async () => {
+    const error = await rejectionOf(clientFor('http://[not a host').listModels());
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).code).toBe('ollama_host_invalid');
+  });
+});
+
+describe('server errors', () => {
+  it('404 for a model that is not pulled names the model and the pull command', async () => {
+    const server = await serve({ turns: [{ content: 'unused' }] });
+    const { error } = await collectUntilError(
+      clientFor(server.url).chatStream(chatRequest({ model: 'llama9:1b' })),
+    );
+    expect(expectLlmError(error, 'model_not_found').message).toBe(
+      `model 'llama9:1b' is not pulled on ${server.url}; run: ollama pull llama9:1b`,
+    );
+    expect(server.turnsServed).toBe(0);
+  });
+
+  it('a scripted 404 turn maps the same way', async () => {
+    const { error } = await streamTurn({ http_status: 404 });
+    expect(expectLlmError(error, 'model_not_found').message).toContain(`run: ollama pull ${MODEL}`);
+  });
+
+  it('an error line mid-stream ends the call with the server message, after the chunks before it', async () => {
+    const { text, error } = await streamTurn({
+      content: 'partial answer here',
+      chunk_size: 7,
+      error_line: 'an error was encountered while running the model: CUDA out of memory',
+      error_after_chunks: 2,
+    });
+    expect(text).toBe('partial answer');
+    const llmError = expectLlmError(error, 'ollama_error');
+    expect(llmError.message).toContain('CUDA out of memory');
+    expect(llmError.message).toContain(MODEL);
+  });
+
+  it('a stream that ends without done is incomplete', async () => {
+    const { text, error } = await streamTurn({ content: 'cut off', no_done: true });
+    expect(text).toBe('cut off');
+    expect(expectLlmError(error, 'stream_incomplete').message).toContain(MODEL);
+  });
+
+  it('a dropped connection mid-stream is incomplete', async () => {
+    const { error } = await streamTurn({ content: 'abcdefghijklmnop', chunk_size: 4, drop_after_chunks: 2 });
+    expectLlmError(error, 'stream_incomplete');
+  });
+
+  it('garbage lines are an Ollama error, not silently skipped', async () => {
+    const { text, error } = await streamTurn({ content: 'before and after', garbage: true });
+    expect(text).toBe('before a');
+    expect(expectLlmError(error, 'ollama_error').message).toContain('not JSON');
+  });
+
+  it('a 500 carries the server message', async () => {
+    const { error } = await streamTurn({ http_status: 500, error_message: 'llama runner process has terminated' });
+    expect(expectLlmError(error, 'ollama_error').message).toBe(
+      `Ollama at ${fake?.url} returned HTTP 500 for model ${MODEL}: llama runner process has terminated`,
+    );
+  });
+
+  it('a model without thinking support gets the llm.think hint', async () => {
+    const { error } = await streamTurn({ http_status: 400, error_message: `"${MODEL}" does not support thinking` });
+    expect(expectLlmError(error, 'ollama_error').message).toContain('set llm.think: false');
+  });
+
+  it('a proxy error page (non-JSON body) becomes a one-line error', async () => {
+    const { error } = await streamTurn({
+      http_status: 502,
+      error_body_text: '<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body>\n</html>',
+    });
+    const llmError = expectLlmError(error, 'ollama_error');
+    expect(llmError.message).toContain('HTTP 502');
+    expect(llmError.message).toContain('<html>');
+  });
+
+  it('a script that runs out can answer 500', async () => {
+    const server = await serve({ turns: [], on_exhausted: 'error' });
+    const error = await rejectionOf(clientFor(server.url).chat(chatRequest()));
+    expect(expectLlmError(error, 'ollama_error').message).toContain('script exhausted');
+  });
+});
+
+describe('nothing reaches stdout on error paths', () => {
+  it('the raw client would print for a non-JSON error body (control)', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    const server = await serve({ turns: [{ http_status: 502, error_body_text: '<html>bad gateway</html>' }] });
+    await rejectionOf(new Ollama({ host: server.url }).chat({ model: MODEL, messages: [], stream: true }));
+    expect(log).toHaveBeenCalled();
+  });
+
+  it('the adapter prints nothing for any failure', async () => {
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const consoleSpies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((method) =>
+      vi.spyOn(console, method).mockImplementation(() => undefined),
+    );
+    const turns: FakeTurn[] = [
+      { http_status: 502, error_body_text: '<html>bad gateway</html>' },
+      { http_status: 503, error_body_text: '' },
+      { http_status: 500 },
+      { http_status: 404 },
+      { content: 'x', garbage: true },
+      { content: 'y', error_line: 'boom' },
+      { content: 'z', no_done: true },
+      { content: 'abcdefgh', chunk_size: 2, drop_after_chunks: 1 },
+    ];
+    const server = await serve({ turns });
+    const llm = clientFor(server.url);
+    const codes: string[] = [];
+    for (let i = 0; i < turns.length; i++) {
+      const error = await rejectionOf(llm.chat(chatRequest()));
+      codes.push((error as LlmUnavailableError).code);
+    }
+    codes.push(((await rejectionOf(llm.showModel('missing:1b'))) as LlmUnavailableError).code);
+    codes.push(
+      ((await rejectionOf(clientFor(`http://127.0.0.1:${await closedPort()}`).chat(chatRequest()))) as LlmUnavailableError)
+        .code,
+    );
+
+    expect(codes).toEqual([
+      'ollama_error',
+      'ollama_error',
+      'ollama_error',
+      'model_not_found',
+      'ollama_error',
+      'ollama_error',
+      'stream_incomplete',
+      'stream_incomplete',
+      'model_not_found',
+      'ollama_unreachable',
+    ]);
+    expect(stdout).not.toHaveBeenCalled();
+    for (const spy of consoleSpies) expect(spy).not.toHaveBeenCalled();
+  });
+});

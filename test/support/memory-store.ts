@@ -1,0 +1,77 @@
+/** An in-memory Store for unit tests of the agent core (the real one is tested in test/store). */
+import type { ChatMessage } from '../../src/llm/types.js';
+import type { MessageOptions, NewSession, SessionRecord, Store, StoredMessage } from '../../src/store/types.js';
+import type { ScratchpadEntry, TodoItem } from '../../src/tools/types.js';
+
+export class MemoryStore implements Store {
+  readonly backend = 'pglite' as const;
+  readonly location = 'memory';
+  readonly rows = new Map<string, SessionRecord>();
+  readonly display = new Map<string, StoredMessage[]>();
+  readonly view = new Map<string, ChatMessage[]>();
+  readonly todos = new Map<string, TodoItem[]>();
+  readonly pads = new Map<string, ScratchpadEntry[]>();
+  closed = false;
+
+  readonly sessions = {
+    create: (s: NewSession): Promise<void> => {
+      const now = new Date();
+      this.rows.set(s.id, { ...s, parentId: s.parentId ?? null, promptTokens: 0, completionTokens: 0, createdAt: now, updatedAt: now });
+      return Promise.resolve();
+    },
+    get: (id: string): Promise<SessionRecord | null> => Promise.resolve(this.rows.get(id) ?? null),
+    list: (): Promise<SessionRecord[]> => Promise.resolve([...this.rows.values()].reverse()),
+    remove: (id: string): Promise<boolean> => Promise.resolve(this.rows.delete(id)),
+    addUsage: (id: string, p: number, c: number): Promise<void> => {
+      const row = this.rows.get(id);
+      if (row) {
+        row.promptTokens += p;
+        row.completionTokens += c;
+      }
+      return Promise.resolve();
+    },
+  };
+
+  readonly messages = {
+    append: (sessionId: string, message: ChatMessage, opts?: MessageOptions): Promise<void> => {
+      if (!this.rows.has(sessionId)) return Promise.reject(new Error(`no session ${sessionId}`));
+      const list = this.display.get(sessionId) ?? [];
+      list.push({ ...message, seq: list.length + 1, isPlan: opts?.isPlan ?? false, createdAt: new Date() });
+      this.display.set(sessionId, list);
+      if (opts?.toContext !== false) {
+        const view = this.view.get(sessionId) ?? [];
+        const { thinking: _thinking, ...rest } = message;
+        view.push(rest);
+        this.view.set(sessionId, view);
+      }
+      return Promise.resolve();
+    },
+    list: (sessionId: string): Promise<StoredMessage[]> => Promise.resolve(this.display.get(sessionId) ?? []),
+  };
+
+  readonly context = {
+    load: (sessionId: string): Promise<ChatMessage[]> => Promise.resolve([...(this.view.get(sessionId) ?? [])]),
+    replace: (sessionId: string, messages: ChatMessage[]): Promise<void> => {
+      this.view.set(sessionId, [...messages]);
+      return Promise.resolve();
+    },
+  };
+
+  readonly state = {
+    getTodos: (id: string): Promise<TodoItem[]> => Promise.resolve(this.todos.get(id) ?? []),
+    setTodos: (id: string, items: TodoItem[]): Promise<void> => {
+      this.todos.set(id, items);
+      return Promise.resolve();
+    },
+    getScratchpad: (id: string): Promise<ScratchpadEntry[]> => Promise.resolve(this.pads.get(id) ?? []),
+    setScratchpad: (id: string, entries: ScratchpadEntry[]): Promise<void> => {
+      this.pads.set(id, entries);
+      return Promise.resolve();
+    },
+  };
+
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+}

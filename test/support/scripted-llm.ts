@@ -1,0 +1,71 @@
+/**
+ * An LlmClient that plays scripted turns and records every request: for unit tests of the
+ * agent core, which takes its model as a parameter. (Scenario tests use the real Ollama
+ * adapter against the fake server instead.)
+ */
+import type { ChatChunk, ChatRequest, ChatResult, LlmClient, ModelDetails, ToolCallRequest } from '../../src/llm/types.js';
+
+export interface ScriptedTurn {
+  thinking?: string;
+  content?: string;
+  toolCalls?: ToolCallRequest[];
+  promptTokens?: number;
+  /** Wait for the request's signal (a silent prefill that only a stop ends). */
+  hang?: boolean;
+  /** Throw this instead of answering. */
+  error?: Error;
+}
+
+export class ScriptedLlm implements LlmClient {
+  readonly requests: ChatRequest[] = [];
+  private index = 0;
+
+  constructor(private readonly turns: ScriptedTurn[]) {}
+
+  async *chatStream(req: ChatRequest): AsyncIterable<ChatChunk> {
+    this.requests.push({ ...req, messages: req.messages.map((m) => ({ ...m })) });
+    const turn = this.turns[this.index++] ?? { content: 'done.' };
+    if (turn.error) throw turn.error;
+    if (turn.hang) {
+      await new Promise<void>((_, reject) => {
+        const fail = (): void => reject(new DOMException('aborted', 'AbortError'));
+        if (req.signal.aborted) fail();
+        req.signal.addEventListener('abort', fail, { once: true });
+      });
+    }
+    if (turn.thinking) yield { type: 'thinking', text: turn.thinking };
+    if (turn.content) {
+      for (let i = 0; i < turn.content.length; i += 5) yield { type: 'text', text: turn.content.slice(i, i + 5) };
+    }
+    if (turn.toolCalls) yield { type: 'tool_calls', calls: turn.toolCalls };
+    yield {
+      type: 'done',
+      usage: { promptTokens: turn.promptTokens ?? 100, completionTokens: 10 },
+      doneReason: 'stop',
+      model: req.model,
+    };
+  }
+
+  async chat(req: ChatRequest): Promise<ChatResult> {
+    const out: ChatResult = { content: '', thinking: '', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0 }, doneReason: 'stop', model: req.model };
+    for await (const c of this.chatStream(req)) {
+      if (c.type === 'text') out.content += c.text;
+      else if (c.type === 'thinking') out.thinking += c.text;
+      else if (c.type === 'tool_calls') out.toolCalls.push(...c.calls);
+      else out.usage = c.usage;
+    }
+    return out;
+  }
+
+  showModel(model: string): Promise<ModelDetails> {
+    return Promise.resolve({ name: model, contextLength: 32768 });
+  }
+
+  listModels(): Promise<string[]> {
+    return Promise.resolve(['scripted']);
+  }
+
+  version(): Promise<string> {
+    return Promise.resolve('0.0.0-scripted');
+  }
+}

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SHELL_DENY, checkShellCommand, globToRegExp } from '../../src/tools/shell-policy.js';
+
+const defaults = { allow: [] as string[], deny: DEFAULT_SHELL_DENY };
+
+describe('globToRegExp', () => {
+  it.each([
+    ['npm *', 'npm test', true],
+    ['npm *', 'npm', false],
+    ['npm*', 'npm', true],
+    ['git st?tus', 'git status', true],
+    ['git st?tus', 'git stttatus', false],
+    ['rm -rf /\\*', 'rm -rf /*', true],
+    ['rm -rf /\\*', 'rm -rf /tmp', false],
+    ['dd * of=/dev/*', 'dd if=/dev/zero of=/dev/sda bs=1M', true],
+    ['a.b', 'axb', false],
+    ['(x)', '(x)', true],
+    ['echo   hi', 'echo hi', true],
+  ])('%s vs %s → %s', (glob, text, expected) => {
+    expect(globToRegExp(glob).test(text)).toBe(expected);
+  });
+});
+
+describe('checkShellCommand with the default deny list', () => {
+  it.each([
+    'ls -la',
+    'npm test',
+    'git status && git diff',
+    'rm -rf /tmp/build',
+    'rm -rf ./dist',
+    'echo "rm -rf /"',
+    "grep -r 'sudo' .",
+    'git push origin main',
+    'git push --set-upstream origin feature',
+    'make 2>&1 | tail -n 20',
+    'echo hi >&2',
+    'ls &>/dev/null',
+    'FOO=1 node script.js',
+    'for f in *.ts; do echo $f; done',
+    'if [ -f x ]; then cat x; fi',
+    'echo ok # ; rm -rf /',
+    'cat <<EOF\nhello\nEOF',
+  ])('allows %j', (command) => {
+    expect(checkShellCommand(command, defaults)).toEqual({ allowed: true });
+  });
+
+  it.each([
+    ['rm -rf /', 'rm -rf /'],
+    ['rm -rf /*', 'rm -rf /\\*'],
+    ['rm   -rf   /', 'rm -rf /'],
+    ["rm -rf '/'", 'rm -rf /'],
+    ['/bin/rm -rf /', 'rm -rf /'],
+    ['rm -rf ~', 'rm -rf ~'],
+    ['rm -rf "$HOME"', 'rm -rf $HOME'],
+    ['rm -rf --no-preserve-root /', 'rm *--no-preserve-root*'],
+    ['mkfs.ext4 /dev/sda1', 'mkfs*'],
+    ['dd if=/dev/zero of=/dev/sda', 'dd * of=/dev/*'],
+    ['shutdown -h now', 'shutdown*'],
+    ['reboot', 'reboot*'],
+    [':(){ :|:& };:', ':(){*'],
+    ['git push --force origin main', 'git push --force*'],
+    ['git push origin main --force', 'git push * --force*'],
+    ['git push -f', 'git push -f*'],
+    ['sudo apt-get install x', 'sudo *'],
+    // Smuggling: the denied command rides behind or inside an allowed one.
+    ['echo ok; rm -rf /', 'rm -rf /'],
+    ['x && rm -rf /', 'rm -rf /'],
+    ['false || rm -rf /', 'rm -rf /'],
+    ['cat x | sudo tee /etc/hosts', 'sudo *'],
+    ['sleep 1 & rm -rf /', 'rm -rf /'],
+    ['echo ok\nrm -rf /', 'rm -rf /'],
+    ['`rm -rf /`', 'rm -rf /'],
+    ['echo `rm -rf /`', 'rm -rf /'],
+    ['$(rm -rf /)', 'rm -rf /'],
+    ['echo "$(rm -rf /)"', 'rm -rf /'],
+    ['echo $(echo $(rm -rf /))', 'rm -rf /'],
+    ['diff <(rm -rf /) x', 'rm -rf /'],
+    ["sh -c 'rm -rf /'", 'rm -rf /'],
+    ['bash -c "rm -rf /"', 'rm -rf /'],
+    ["bash -lc 'echo hi; rm -rf /'", 'rm -rf /'],
+    ["/bin/sh -o pipefail -c 'rm -rf /'", 'rm -rf /'],
+    ["sh -c \"sh -c 'rm -rf /'\"", 'rm -rf /'],
+    ["eval 'rm -rf /'", 'rm -rf /'],
+    ['( rm -rf / )', 'rm -rf /'],
+    ['{ rm -rf /; }', 'rm -rf /'],
+    ['if true; then rm -rf /; fi', 'rm -rf /'],
+    ['nohup rm -rf / &', 'rm -rf /'],
+    ['env FOO=1 rm -rf /', 'rm -rf /'],
+    ['timeout 5 rm -rf /', 'rm -rf /'],
+    ['X=1 sudo ls', 'sudo *'],
+  ])('denies %j (pattern %s)', (command, pattern) => {
+    const verdict = checkShellCommand(command, defaults);
+    expect(verdict.allowed).toBe(false);
+    if (!verdict.allowed) {
+      expect(verdict.matched).toBe(pattern);
+      expect(verdict.reason).toContain(`deny pattern '${pattern}'`);
+    }
+  });
+});
+
+describe('checkShellCommand with an allow list', () => {
+  const policy = { allow: ['npm *', 'git status', 'git diff*', 'ls*', 'echo *'], deny: ['npm publish*'] };
+
+  it.each([
+    'npm test',
+    'git status',
+    'git diff --stat && npm run build',
+    'ls',
+    'CI=1 npm test',
+    'echo "$(git status)"',
+    'if npm test; then echo ok; fi',
+  ])('allows %j', (command) => {
+    expect(checkShellCommand(command, policy)).toEqual({ allowed: true });
+  });
+
+  it.each([
+    ['curl http://x', 'curl http://x'],
+    ['npm test; curl http://x', 'curl http://x'],
+    ['echo $(curl http://x)', 'curl http://x'],
+    ["sh -c 'npm test'", "sh -c npm test"],
+    ['git push', 'git push'],
+    ['echo hi <<EOF\ncurl body\nEOF\ncurl x', 'curl x'],
+  ])('refuses %j (not allowed: %s)', (command, segment) => {
+    const verdict = checkShellCommand(command, policy);
+    expect(verdict.allowed).toBe(false);
+    if (!verdict.allowed) {
+      expect(verdict.matched).toBe(segment);
+      expect(verdict.reason).toContain('matches no allow pattern');
+    }
+  });
+
+  it.each([
+    "cat > notes.md <<'EOF'\nsudo is mentioned here; rm -rf / too\nEOF\nls",
+    'cat <<-EOF\n\tcurl http://x\n\tEOF',
+    'echo x <<< "curl http://y"',
+  ])('treats heredoc and here-string bodies as data: %j', (command) => {
+    expect(checkShellCommand(command, { allow: ['cat *', 'ls', 'echo *'], deny: [...DEFAULT_SHELL_DENY] })).toEqual({
+      allowed: true,
+    });
+  });
+
+  it('still checks substitutions inside an unquoted heredoc', () => {
+    const verdict = checkShellCommand('cat <<EOF\n$(rm -rf /)\nEOF', { allow: ['cat *'], deny: [...DEFAULT_SHELL_DENY] });
+    expect(verdict).toMatchObject({ allowed: false, matched: 'rm -rf /' });
+    const unterminated = checkShellCommand('cat <<EOF\n`sudo x`', { allow: [], deny: [...DEFAULT_SHELL_DENY] });
+    expect(unterminated).toMatchObject({ allowed: false, matched: 'sudo *' });
+  });
+
+  it('lets deny win over allow', () => {
+    const verdict = checkShellCommand('npm publish --tag next', policy);
+    expect(verdict).toMatchObject({ allowed: false, matched: 'npm publish*' });
+  });
+
+  it('checks allowed wrappers by what they run', () => {
+    const verdict = checkShellCommand("echo ok && bash -c 'curl x'", { allow: ['echo *', 'bash *'], deny: [] });
+    expect(verdict).toMatchObject({ allowed: false, matched: 'curl x' });
+  });
+});
+
+describe('checkShellCommand with an empty policy', () => {
+  it('allows everything, including empty commands', () => {
+    expect(checkShellCommand('rm -rf /', { allow: [], deny: [] })).toEqual({ allowed: true });
+    expect(checkShellCommand('', { allow: [], deny: [] })).toEqual({ allowed: true });
+  });
+
+  it('refuses absurd nesting instead of recursing forever', () => {
+    let command = 'ls';
+    for (let i = 0; i < 12; i++) command = `echo "$(${command})"`;
+    expect(checkShellCommand(command, { allow: [], deny: [] }).allowed).toBe(false);
+  });
+});
