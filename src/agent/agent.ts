@@ -44,6 +44,8 @@ export interface TurnOptions {
   model: string;
   cwd: string;
   numCtx: number;
+  /** The user set num_ctx; otherwise it is lowered to the model's trained context length. */
+  numCtxExplicit?: boolean;
   think: boolean;
   keepAlive: string;
   temperature?: number;
@@ -65,6 +67,12 @@ export interface TurnOutcome {
   /** Model calls made. */
   modelCalls: number;
   usage: ChatUsage;
+}
+
+/** num_ctx to send: the configured one, lowered to the model's context length when not explicit. */
+export function effectiveNumCtx(configured: number, explicit: boolean, contextLength: number | undefined): number {
+  if (explicit || contextLength === undefined || contextLength <= 0) return configured;
+  return Math.min(configured, contextLength);
 }
 
 /** Tools the profile may call that actually exist, in profile order. */
@@ -181,10 +189,26 @@ export class Agent {
       stepValidation: profile.settings.step_validation_enabled,
     };
 
-    // Model metadata in parallel with the first call: a missing model is reported by the chat
-    // call itself, so a failure here is only a missing context_length.
-    const modelInfo = llm.showModel(model, opts.signal).catch(() => null);
-    let modelInfoSent = false;
+    // The model's trained context length decides the effective num_ctx (unless the user set
+    // one): a window the model was not trained for degrades answers, and num_ctx must not
+    // change between calls (Ollama reloads the model when it does). /api/show is cheap.
+    // A missing model is reported by the chat call itself, so a failure here only means
+    // no context length.
+    const info = await llm.showModel(model, opts.signal).catch(() => null);
+    const numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
+    yield {
+      type: 'model_info',
+      model,
+      num_ctx: numCtx,
+      ...(info?.contextLength !== undefined ? { context_length: info.contextLength } : {}),
+    };
+    if (info?.contextLength !== undefined && numCtx > info.contextLength) {
+      yield {
+        type: 'warning',
+        code: 'num_ctx_exceeds_model',
+        message: `llm.num_ctx ${numCtx} exceeds ${model}'s trained context length ${info.contextLength}; answers may degrade past it`,
+      };
+    }
 
     let baseline: number | null = null;
     let charsSinceBaseline = 0;
@@ -224,9 +248,9 @@ export class Agent {
         const request = this.builder.build(profile.id, context);
         const systemChars = request[0]?.content.length ?? 0;
         const estimate = estimateTokens({ baseline, charsSinceBaseline, totalChars: totalChars + systemChars + schemaChars });
-        if (estimate > opts.numCtx) {
+        if (estimate > numCtx) {
           finalText =
-            `The conversation no longer fits the model's context window (about ${estimate} tokens, num_ctx ${opts.numCtx}). ` +
+            `The conversation no longer fits the model's context window (about ${estimate} tokens, num_ctx ${numCtx}). ` +
             'Start a new session, or raise llm.num_ctx if the model supports it.';
           const note: ChatMessage = { role: 'assistant', content: finalText };
           writer.enqueue((s) => s.messages.append(opts.sessionId, note, { toContext: false }));
@@ -240,7 +264,7 @@ export class Agent {
           messages: request,
           tools: schemas.length > 0 ? schemas : undefined,
           think: opts.think && profile.settings.think_enabled,
-          numCtx: opts.numCtx,
+          numCtx,
           temperature: profile.settings.temperature ?? opts.temperature,
           keepAlive: opts.keepAlive,
           signal: opts.signal,
@@ -256,23 +280,6 @@ export class Agent {
             const step = yield* waitWithHeartbeat(iterator.next(), { channel, intervalMs: heartbeatMs, waitingFor: 'model', now });
             if (step.done) break;
             const chunk = step.value;
-            if (!modelInfoSent) {
-              modelInfoSent = true;
-              const info = await modelInfo;
-              yield {
-                type: 'model_info',
-                model,
-                num_ctx: opts.numCtx,
-                ...(info?.contextLength !== undefined ? { context_length: info.contextLength } : {}),
-              };
-              if (info?.contextLength !== undefined && opts.numCtx > info.contextLength) {
-                yield {
-                  type: 'warning',
-                  code: 'num_ctx_exceeds_model',
-                  message: `num_ctx ${opts.numCtx} exceeds ${model}'s context length ${info.contextLength}; Ollama will clamp it`,
-                };
-              }
-            }
             switch (chunk.type) {
               case 'thinking':
                 thinking += chunk.text;

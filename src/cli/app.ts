@@ -39,8 +39,18 @@ function lazy(load: () => Promise<Handler>, sink: { code: number }): (argv: Reco
   };
 }
 
+/** A reader that went away (`navi sessions list | head`) is not an error worth a stack trace. */
+function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream, code: () => number): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(code());
+    throw err;
+  });
+}
+
 export async function main(args: string[]): Promise<void> {
   const sink = { code: 0 };
+  exitQuietlyOnBrokenPipe(process.stdout, () => sink.code);
+  exitQuietlyOnBrokenPipe(process.stderr, () => sink.code);
   const cli = globalOptions(yargs(args))
     .scriptName('navi')
     .usage('$0 <command> [options]\n\nHeadless agent runner for local models (Ollama).')

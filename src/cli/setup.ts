@@ -17,6 +17,8 @@ export interface CliSetup {
   cwd: string;
   env: Record<string, string | undefined>;
   config: NaviConfig;
+  /** Dotted config keys some layer set explicitly (e.g. `llm.num_ctx`). */
+  explicit: ReadonlySet<string>;
   output: Output;
 }
 
@@ -50,7 +52,7 @@ export function setup(argv: GlobalArgs, output: Output = createOutput(argv)): Cl
     flags: { ollamaHost: argv.ollamaHost, model: argv.model, db: argv.db, profile: argv.profile },
   });
   if (!argv.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
-  return { cwd, env, config: loaded.config, output };
+  return { cwd, env, config: loaded.config, explicit: loaded.explicit.keys, output };
 }
 
 /** Shipped profiles plus the project's `profiles/` folder. */

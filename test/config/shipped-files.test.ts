@@ -12,10 +12,12 @@ import { loadProfiles } from '../../src/profiles/load.js';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('the example .nav-config.json at the repo root', () => {
-  it('is valid, warns about nothing, and spells out seed 004 loop_mode and the llm defaults', () => {
+  it('is valid, warns about nothing, and spells out seed 004 loop_mode and the llm defaults (num_ctx left automatic)', () => {
     const raw = JSON.parse(readFileSync(join(REPO, '.nav-config.json'), 'utf8')) as Record<string, Record<string, unknown>>;
     expect(Object.keys(raw.loop_mode ?? {}).sort()).toEqual(Object.keys(defaultConfig().loop_mode).sort());
-    expect(raw.llm).toEqual(defaultConfig().llm);
+    // num_ctx stays unset so navi can lower it to the model's trained context length.
+    const { num_ctx: _auto, ...llmDefaults } = defaultConfig().llm;
+    expect(raw.llm).toEqual(llmDefaults);
     const r = loadConfig({ cwd: REPO, home: join(tmpdir(), 'navi-no-home'), env: {} });
     expect(r.warnings).toEqual([]);
     expect(r.sources).toEqual(['.nav-config.json']);

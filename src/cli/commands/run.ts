@@ -87,7 +87,7 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
     if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, stopping… (Ctrl-C again to exit at once)`);
   });
   try {
-    const { cwd, env, config } = setup(args, output);
+    const { cwd, env, config, explicit } = setup(args, output);
     const profiles = await profilesFor(cwd);
     const registry = new ToolRegistry(builtinTools());
     const prompt = await resolvePrompt(args, cwd);
@@ -128,6 +128,7 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
       model: config.llm.model,
       cwd,
       numCtx: config.llm.num_ctx,
+      numCtxExplicit: explicit.has('llm.num_ctx'),
       think: config.llm.think,
       keepAlive: config.llm.keep_alive,
       temperature: config.llm.temperature,

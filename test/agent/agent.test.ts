@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { Agent, effectiveNumCtx, type TurnOptions, type TurnOutcome } from '../../src/agent/agent.js';
+import type { AgentEvent } from '../../src/agent/events.js';
+import { estimateTokens } from '../../src/agent/tokens.js';
+import { loadProfiles } from '../../src/profiles/load.js';
+import { builtinTools } from '../../src/tools/builtin/index.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryStore } from '../support/memory-store.js';
+import { ScriptedLlm, type ScriptedTurn } from '../support/scripted-llm.js';
+
+const profiles = loadProfiles();
+
+function setup(turns: ScriptedTurn[]) {
+  const llm = new ScriptedLlm(turns);
+  const store = new MemoryStore();
+  const agent = new Agent({ llm, store: Promise.resolve(store), tools: new ToolRegistry(builtinTools()), profiles });
+  return { llm, store, agent };
+}
+
+function options(over: Partial<TurnOptions> = {}): TurnOptions {
+  return {
+    sessionId: 's1',
+    newSession: true,
+    message: 'do the thing',
+    profileId: 'default',
+    model: 'm',
+    cwd: mkdtempSync(join(tmpdir(), 'navi-agent-')),
+    numCtx: 8192,
+    think: true,
+    keepAlive: '30m',
+    signal: new AbortController().signal,
+    interactive: false,
+    shell: { allow: [], deny: [], timeoutS: 10, maxOutputBytes: 65536 },
+    redact: (s) => s,
+    ...over,
+  };
+}
+
+async function collect(gen: AsyncGenerator<AgentEvent, TurnOutcome>): Promise<{ events: AgentEvent[]; outcome: TurnOutcome }> {
+  const events: AgentEvent[] = [];
+  for (;;) {
+    const step = await gen.next();
+    if (step.done) return { events, outcome: step.value };
+    events.push(step.value);
+  }
+}
+
+describe('Agent tool loop', () => {
+  it('runs tools, feeds results back, and stores every message in order', async () => {
+    const { agent, store, llm } = setup([
+      { thinking: 'need a file', toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hello' } }] },
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] },
+      { content: 'The file says hello.' },
+    ]);
+    const opts = options();
+    const { events, outcome } = await collect(agent.runStream(opts));
+    expect(outcome.stopReason).toBe('completed');
+    expect(outcome.text).toBe('The file says hello.');
+    expect(outcome.modelCalls).toBe(3);
+    expect(readFileSync(join(opts.cwd, 'a.txt'), 'utf8')).toBe('hello');
+    const types = events.map((e) => e.type);
+    expect(types.slice(0, 2)).toEqual(['run_started', 'model_info']);
+    expect(types).toContain('thinking_end');
+    expect(types.at(-1)).toBe('stream_end');
+    const stored = store.display.get('s1') ?? [];
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(stored[1]?.thinking).toBe('need a file');
+    // The model saw the tool result in its next request.
+    const second = llm.requests[1]?.messages ?? [];
+    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_name: 'write_file' });
+  });
+
+  it('keeps the request prefix byte-stable between calls of one turn', async () => {
+    const { agent, llm } = setup([{ toolCalls: [{ name: 'list_dir', arguments: {} }] }, { toolCalls: [{ name: 'todo', arguments: { action: 'list' } }] }, { content: 'ok' }]);
+    await collect(agent.runStream(options()));
+    const [r1, r2, r3] = llm.requests;
+    expect(JSON.stringify(r2?.messages.slice(0, r1?.messages.length))).toBe(JSON.stringify(r1?.messages));
+    expect(JSON.stringify(r3?.messages.slice(0, r2?.messages.length))).toBe(JSON.stringify(r2?.messages));
+    expect(JSON.stringify(r1?.tools)).toBe(JSON.stringify(r3?.tools));
+    expect(r1?.messages[0]?.role).toBe('system');
+    expect(r1?.messages[0]?.content).toContain('\n---\n');
+  });
+
+  it.each([
+    ['unknown tool', { name: 'nope', arguments: {} }, /unknown tool 'nope'/],
+    ['invalid JSON arguments', { name: 'read_file', arguments: '{"path": ' }, /invalid JSON arguments/],
+    ['schema mismatch', { name: 'read_file', arguments: { path: 42 } }, /invalid arguments for 'read_file'/],
+    ['path outside the working directory', { name: 'read_file', arguments: { path: '../../etc/passwd' } }, /outside|escape/i],
+  ])('returns a bad call (%s) to the model as a failed result', async (_name, call, pattern) => {
+    const { agent, llm } = setup([{ toolCalls: [call] }, { content: 'recovered' }]);
+    const { events, outcome } = await collect(agent.runStream(options()));
+    expect(outcome.stopReason).toBe('completed');
+    const result = events.find((e) => e.type === 'tool_call');
+    expect(result).toMatchObject({ type: 'tool_call', ok: false });
+    expect(result?.type === 'tool_call' ? result.output : '').toMatch(pattern);
+    expect(llm.requests[1]?.messages.at(-1)?.content).toMatch(pattern);
+  });
+
+  it('stops at max_iterations with an outcome, not an exception', async () => {
+    const loop: ScriptedTurn = { toolCalls: [{ name: 'list_dir', arguments: {} }] };
+    const { agent } = setup([loop, loop, loop, loop]);
+    const { events, outcome } = await collect(agent.runStream(options({ maxIterations: 2 })));
+    expect(outcome.stopReason).toBe('max_iterations');
+    expect(outcome.iterations).toBe(2);
+    expect(events.at(-1)).toMatchObject({ type: 'stream_end', stop_reason: 'max_iterations' });
+  });
+
+  it('stops during a silent prefill, emitting heartbeats while it waits, and keeps the user message', async () => {
+    const { agent, store } = setup([{ hang: true }]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 80);
+    const started = Date.now();
+    const { events, outcome } = await collect(agent.runStream(options({ signal: controller.signal, heartbeatMs: 20 })));
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(outcome.stopReason).toBe('interrupted');
+    expect(events.some((e) => e.type === 'heartbeat' && e.waiting_for === 'model')).toBe(true);
+    expect(store.display.get('s1')?.map((m) => m.role)).toEqual(['user']);
+  });
+
+  it('continues a stored session: the next request carries the earlier context', async () => {
+    const { agent, store, llm } = setup([{ content: 'first answer' }, { content: 'second answer' }]);
+    await collect(agent.runStream(options()));
+    await collect(agent.runStream(options({ newSession: false, message: 'and then?' })));
+    const second = llm.requests[1]?.messages.map((m) => [m.role, m.content]);
+    expect(second?.slice(1)).toEqual([
+      ['user', 'do the thing'],
+      ['assistant', 'first answer'],
+      ['user', 'and then?'],
+    ]);
+    expect(store.display.get('s1')).toHaveLength(4);
+  });
+
+  it('lowers num_ctx to the model context length unless the user set it', async () => {
+    const { agent, llm } = setup([{ content: 'ok' }]);
+    const { events } = await collect(agent.runStream(options({ numCtx: 65536, numCtxExplicit: false })));
+    expect(events.find((e) => e.type === 'model_info')).toMatchObject({ num_ctx: 32768, context_length: 32768 });
+    expect(llm.requests[0]?.numCtx).toBe(32768);
+  });
+
+  it('answers without calling the model when the context cannot fit', async () => {
+    const { agent, llm } = setup([{ content: 'never' }]);
+    const { outcome } = await collect(agent.runStream(options({ numCtx: 100, message: 'x'.repeat(5000) })));
+    expect(outcome.stopReason).toBe('context_too_large');
+    expect(llm.requests).toHaveLength(0);
+  });
+});
+
+describe('effectiveNumCtx', () => {
+  it.each([
+    [65536, false, 40960, 40960],
+    [65536, true, 40960, 65536],
+    [8192, false, 40960, 8192],
+    [65536, false, undefined, 65536],
+    [65536, false, 0, 65536],
+  ])('configured %i explicit=%s model=%s → %i', (configured, explicit, len, want) => {
+    expect(effectiveNumCtx(configured, explicit, len)).toBe(want);
+  });
+});
+
+describe('estimateTokens', () => {
+  it.each([
+    [{ baseline: null, charsSinceBaseline: 300, totalChars: 300 }, 100],
+    [{ baseline: 1000, charsSinceBaseline: 30, totalChars: 3000 }, 1010],
+    // A baseline far below the heuristic (a cache-only count) is not trusted.
+    [{ baseline: 10, charsSinceBaseline: 30, totalChars: 30000 }, 10000],
+  ])('%j → %i', (input, want) => {
+    expect(estimateTokens(input)).toBe(want);
+  });
+});
