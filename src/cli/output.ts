@@ -101,10 +101,10 @@ export class Output {
         this.progress.update('thinking…');
         break;
       case 'tool_started':
-        this.progress.update(`${ev.name} ${summariseArgs(ev.arguments)}`);
+        this.progress.update(toolLabel(ev.name, ev.arguments));
         break;
       case 'tool_call':
-        this.progress.log(`${ev.ok ? '✓' : '✗'} ${ev.name} ${summariseArgs(ev.arguments)} (${Math.round(ev.duration_ms)} ms)`);
+        this.progress.log(`${ev.ok ? '✓' : '✗'} ${toolLabel(ev.name, ev.arguments)} (${Math.round(ev.duration_ms)} ms)`);
         break;
       case 'warning':
         if (!this.opts.quiet) this.diagnostic(`warning: ${ev.message}`);
@@ -157,6 +157,11 @@ export class Output {
   close(): void {
     this.progress.stop();
   }
+}
+
+function toolLabel(name: string, args: unknown): string {
+  const summary = summariseArgs(args);
+  return summary ? `${name} ${summary}` : name;
 }
 
 /** One short line describing tool arguments for progress output. */

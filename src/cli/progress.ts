@@ -65,7 +65,8 @@ export function createProgress(opts: ProgressOptions): Progress {
     },
     stop() {
       stopped = true;
-      spinner?.stop();
+      // ora's stop() rewinds the cursor even when idle, which would overwrite stdout text.
+      if (spinner?.isSpinning) spinner.stop();
     },
   };
 }

@@ -1,0 +1,95 @@
+/**
+ * Progress output as a person meets it: navi runs inside a pseudo-terminal (`script`), so
+ * stderr is a TTY. The spinner must appear there, stop cleanly, and stay off when the
+ * terminal reports 0 columns (ora would otherwise spin forever — STACK-NOTES) or under CI.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spinnerAllowed } from '../../src/cli/progress.js';
+import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const hasScript = existsSync('/usr/bin/script');
+
+const SCRIPT: FakeScript = {
+  turns: [
+    { thinking: 'Let me look.', first_chunk_delay_ms: 300, tool_calls: [{ name: 'list_dir', arguments: {} }] },
+    { content: 'All good.', first_chunk_delay_ms: 200 },
+  ],
+};
+
+let fake: FakeOllama;
+beforeAll(async () => {
+  fake = await startFakeOllama(SCRIPT);
+});
+afterAll(async () => {
+  await fake.close();
+});
+
+/** Runs `navi run` in a pseudo-terminal; returns everything the terminal showed. */
+function runInPty(opts: { columns?: number; ci?: boolean }): Promise<{ code: number; screen: string; ms: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'navi-tty-'));
+  const stty = opts.columns === undefined ? '' : `stty cols ${opts.columns}; `;
+  const cmd = `${stty}exec ${process.execPath} ${CLI} run --ollama-host ${fake.url} "look around"`;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, NAVI_DATA_DIR: join(dir, 'data'), TERM: 'xterm' };
+  if (opts.ci) env.CI = '1';
+  fake.setScript(SCRIPT);
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qefc', cmd, '/dev/null'], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    child.stdout.on('data', (d: Buffer) => (screen += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (screen += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`navi in a pty did not finish in 20 s; screen so far:\n${screen}`));
+    }, 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, screen, ms: Date.now() - started });
+    });
+  });
+}
+
+describe('spinnerAllowed', () => {
+  it.each([
+    [{ isTTY: true, columns: 80, env: {} }, true],
+    [{ isTTY: false, columns: 80, env: {} }, false],
+    [{ isTTY: true, columns: 0, env: {} }, false],
+    [{ isTTY: true, columns: undefined, env: {} }, false],
+    [{ isTTY: true, columns: 80, env: { CI: '' } }, false],
+    [{ isTTY: true, columns: 80, env: { TERM: 'dumb' } }, false],
+  ])('%j → %s', (input, want) => {
+    expect(spinnerAllowed(input)).toBe(want);
+  });
+});
+
+describe.skipIf(!hasScript)('in a pseudo-terminal', () => {
+  it('shows progress on the terminal, then the answer, and exits 0', async () => {
+    const { code, screen } = await runInPty({ columns: 100 });
+    expect(code).toBe(0);
+    expect(screen).toContain('All good.');
+    // The spinner's text and the tool line (stderr is the terminal here).
+    expect(screen).toMatch(/thinking…|waiting for the model…/);
+    expect(screen).toMatch(/✓ list_dir/);
+  });
+
+  it('stays off (and does not spin forever) when the terminal reports 0 columns', async () => {
+    const { code, screen, ms } = await runInPty({ columns: 0 });
+    expect(code).toBe(0);
+    expect(screen).toContain('All good.');
+    expect(screen).not.toMatch(/thinking…/);
+    expect(ms).toBeLessThan(15_000);
+  });
+
+  it('stays off under CI even on a terminal', async () => {
+    const { code, screen } = await runInPty({ columns: 100, ci: true });
+    expect(code).toBe(0);
+    expect(screen).toContain('All good.');
+    expect(screen).not.toMatch(/thinking…|waiting for the model…/);
+  });
+});
