@@ -7,7 +7,5 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Scenario tests spawn the built CLI and open databases; two cores, so keep parallelism modest.
     maxWorkers: 2,
-    // Migrated template databases the scenario tests copy (test/scenario, test/support/databases.ts).
-    globalSetup: ['test/support/global-setup.ts'],
   },
 });

@@ -1,106 +1,74 @@
 /**
- * The agent core: one turn = the tool loop of seed 000 as an async generator of typed events.
- * The CLI renders the events; outcomes (completed, max iterations, interrupted, context too
- * large) arrive in the final `stream_end` event and the generator's return value. Failures
- * the user must act on (Ollama unavailable, storage) are thrown as NaviErrors after
- * everything already produced has been saved.
+ * The agent core (SPEC §8): `runStream` runs one turn as an async generator of typed events,
+ * `run` returns only the final text, `runEphemeral` runs a sub-agent and returns
+ * `[text, completedNormally]`. The CLI renders the events; outcomes (completed, max
+ * iterations, interrupted, context too large) arrive in `stream_end` and the generator's
+ * return value. Failures the user must act on (Ollama unavailable, storage) are thrown as
+ * NaviErrors after everything already produced has been saved.
  */
-import type { ChatMessage, ChatUsage, LlmClient, ToolCallRequest } from '../llm/types.js';
-import type { ProfileSet, Profile } from '../profiles/types.js';
-import type { SessionKind, Store } from '../store/types.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import type { ShellPolicy, ToolContext, ToolResult } from '../tools/types.js';
-import { isAbortError, NotFoundError } from '../errors.js';
+import { randomUUID } from 'node:crypto';
+import type { ChatMessage } from '../llm/types.js';
+import { NotFoundError } from '../errors.js';
+import type { Profile } from '../profiles/types.js';
+import type { ToolResult } from '../tools/types.js';
+import type { AgentDeps, SubagentTurn, TurnOptions, TurnOutcome } from './agent-types.js';
 import { ContextBuilder } from './context-builder.js';
-import type { AgentEvent, StopReason } from './events.js';
-import { SerialWriter } from './serial-writer.js';
-import { estimateTokens, messageChars } from './tokens.js';
-import { EventChannel, waitWithHeartbeat } from './wait-with-heartbeat.js';
-import { runWithContext } from './run-context.js';
+import type { AgentEvent } from './events.js';
+import { runWithContext, type SpawnArgs } from './run-context.js';
+import { toolsForProfile, Turn, type TurnServices } from './turn.js';
+import { compressTurn } from './compression-service.js';
+import { truncateForView, viewBudget } from './compression/index.js';
+import { extractMemories } from './memory-extraction.js';
+import { planForTurn } from './plan-service.js';
 
-/** Silence after which a heartbeat event is emitted (SPEC §4). */
-export const HEARTBEAT_MS = 15_000;
-/** Tool output shown in a `tool_call` event; the model still gets the registry's larger cap. */
-export const EVENT_OUTPUT_CHARS = 16_384;
-/** Tools that later issues add; a profile may list them before they exist. */
-const RESERVED_TOOLS = new Set(['plan', 'spawn_agent', 'switch_profile', 'remember', 'forget', 'loop_signal']);
+export type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
+export { effectiveNumCtx, toolsForProfile } from './turn.js';
 
-export interface AgentDeps {
-  llm: LlmClient;
-  /** May still be opening: PGlite opens in parallel with the first model call. */
-  store: Promise<Store>;
-  tools: ToolRegistry;
-  profiles: ProfileSet;
-  now?: () => number;
-}
-
-export interface TurnOptions {
-  sessionId: string;
-  /** Create the session (true) or continue it, loading its context (false). */
-  newSession: boolean;
-  message: string;
-  profileId: string;
-  /** Configured model; a profile's `model` overrides it. */
-  model: string;
-  cwd: string;
-  numCtx: number;
-  /** The user set num_ctx; otherwise it is lowered to the model's trained context length. */
-  numCtxExplicit?: boolean;
-  think: boolean;
-  keepAlive: string;
-  temperature?: number;
-  /** Caps tool-loop iterations (else the profile's `max_iterations`). */
-  maxIterations?: number;
-  signal: AbortSignal;
-  interactive: boolean;
-  shell: ShellPolicy;
-  redact: (text: string) => string;
-  heartbeatMs?: number;
-  kind?: SessionKind;
-  parentSessionId?: string | null;
-}
-
-export interface TurnOutcome {
-  stopReason: StopReason;
-  text: string;
-  iterations: number;
-  /** Model calls made. */
-  modelCalls: number;
-  usage: ChatUsage;
-}
-
-/** num_ctx to send: the configured one, lowered to the model's context length when not explicit. */
-export function effectiveNumCtx(configured: number, explicit: boolean, contextLength: number | undefined): number {
-  if (explicit || contextLength === undefined || contextLength <= 0) return configured;
-  return Math.min(configured, contextLength);
-}
-
-/** Tools the profile may call that actually exist, in profile order. */
-export function toolsForProfile(profile: Profile, registry: ToolRegistry, subagent = false): string[] {
-  const wanted = subagent && profile.settings.tools.subagent.length > 0 ? profile.settings.tools.subagent : profile.settings.tools.agent;
-  return wanted.filter((name) => registry.has(name));
-}
+/** Tools that agent-level features provide; a profile may list them even when not registered. */
+const RESERVED_TOOLS = new Set(['loop_signal']);
+/** Sub-agents may nest (when a profile allows spawn_agent) but not without bound. */
+export const MAX_SUBAGENT_DEPTH = 3;
+/** Sub-agent defaults (seed 000 run_ephemeral). */
+export const SUBAGENT_MAX_ITERATIONS = 40;
+export const SUBAGENT_TIMEOUT_S = 300;
 
 /** Unknown tool names in a profile (excluding tools that later features provide). */
-export function unknownProfileTools(profile: Profile, registry: ToolRegistry): string[] {
+export function unknownProfileTools(profile: Profile, has: (name: string) => boolean): string[] {
   const all = [...profile.settings.tools.agent, ...profile.settings.tools.subagent];
-  return [...new Set(all.filter((n) => !registry.has(n) && !RESERVED_TOOLS.has(n)))];
+  return [...new Set(all.filter((n) => !has(n) && !RESERVED_TOOLS.has(n)))];
 }
 
-function callId(iteration: number, index: number, call: ToolCallRequest): string {
-  return call.id && call.id.length > 0 ? call.id : `call_${iteration}_${index}`;
+export interface EphemeralOptions {
+  maxIterations?: number;
+  excludeTools?: string[];
+  briefing?: string;
+  customSystemPrompt?: string;
+  /** The parent's system prompt, used when set (inherit_system_prompt). */
+  inheritSystemPrompt?: string;
+  contextTransfer?: string;
+  parentSessionId: string;
+  timeoutSeconds?: number;
+  /** Receives the sub-agent's events (the parent forwards them live). */
+  onEvent?: (ev: AgentEvent) => void;
+  signal: AbortSignal;
+  /** Turn settings inherited from the parent (model, cwd, shell policy…). */
+  base: Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId' | 'signal' | 'subagent' | 'maxIterations'>;
+  parentAgentPath: string[];
+  depth: number;
 }
 
-function capForEvent(text: string): { output: string; truncated: boolean } {
-  if (text.length <= EVENT_OUTPUT_CHARS) return { output: text, truncated: false };
-  const half = EVENT_OUTPUT_CHARS / 2;
-  return { output: `${text.slice(0, half)}\n[… ${text.length - EVENT_OUTPUT_CHARS} chars omitted …]\n${text.slice(-half)}`, truncated: true };
+export interface EphemeralOutcome extends TurnOutcome {
+  timedOut: boolean;
+  sessionId: string;
 }
 
 export class Agent {
   private readonly builder: ContextBuilder;
 
-  constructor(private readonly deps: AgentDeps) {
+  constructor(
+    private readonly deps: AgentDeps,
+    private readonly services: Omit<TurnServices, 'spawn'> = agentServices(deps),
+  ) {
     this.builder = new ContextBuilder(deps.profiles);
   }
 
@@ -116,10 +84,18 @@ export class Agent {
   runStream(opts: TurnOptions): AsyncGenerator<AgentEvent, TurnOutcome> {
     const profile = this.deps.profiles.profiles.get(opts.profileId);
     if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${opts.profileId}'`);
-    const model = profile.settings.model ?? opts.model;
-    const ctx = { sessionId: opts.sessionId, model, cwd: opts.cwd, user: 'local', agentPath: [profile.id] };
+    const services: TurnServices = { ...this.services, spawn: (turn, args) => this.spawn(turn, args) };
+    const turn = new Turn(this.deps, opts, this.builder, services, profile);
+    const ctx = {
+      sessionId: opts.sessionId,
+      model: turn.model,
+      cwd: opts.cwd,
+      user: this.deps.user ?? 'local',
+      agentPath: opts.subagent?.agentPath ?? [profile.id],
+      host: turn,
+    };
     // Bind the per-run context to every step of the generator, so tools see it.
-    const inner = this.turn(opts, profile, model);
+    const inner = turn.run();
     return {
       next: (...args: [] | [unknown]) => runWithContext(ctx, () => inner.next(...args)),
       return: (value: TurnOutcome | PromiseLike<TurnOutcome>) => runWithContext(ctx, () => inner.return(value)),
@@ -130,263 +106,106 @@ export class Agent {
     } as AsyncGenerator<AgentEvent, TurnOutcome>;
   }
 
-  private async *turn(opts: TurnOptions, initialProfile: Profile, model: string): AsyncGenerator<AgentEvent, TurnOutcome> {
-    const { llm, tools } = this.deps;
-    const now = this.deps.now ?? Date.now;
-    const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
-    const writer = new SerialWriter(this.deps.store);
-    const channel = new EventChannel();
-    const profile = initialProfile;
-    const usage: ChatUsage = { promptTokens: 0, completionTokens: 0 };
-    let modelCalls = 0;
+  /** A sub-agent (seed 000 run_ephemeral): `[text, completedNormally]`. */
+  async runEphemeral(message: string, profileId: string, opts: EphemeralOptions): Promise<[string, boolean]> {
+    const out = await this.runEphemeralOutcome(message, profileId, opts);
+    return [out.text, out.stopReason === 'completed'];
+  }
 
-    // Context: a continued session loads its stored view first; a new one starts empty and
-    // does not wait for the store to open.
-    const context: ChatMessage[] = [];
-    if (opts.newSession) {
-      writer.enqueue((s) =>
-        s.sessions.create({
-          id: opts.sessionId,
-          kind: opts.kind ?? 'chat',
-          profile: profile.id,
-          cwd: opts.cwd,
-          parentId: opts.parentSessionId ?? null,
-          title: opts.message.split('\n')[0]?.slice(0, 200) ?? '',
-          model,
-        }),
-      );
-    } else {
-      const store = await this.deps.store;
-      context.push(...(await store.context.load(opts.sessionId)));
-    }
-
-    yield { type: 'run_started', profile: profile.id, model, cwd: opts.cwd, resumed: !opts.newSession };
-
-    const userMessage: ChatMessage = { role: 'user', content: opts.message };
-    context.push(userMessage);
-    writer.enqueue((s) => s.messages.append(opts.sessionId, userMessage));
-
-    const toolNames = toolsForProfile(profile, tools);
-    const allowed = new Set(toolNames);
-    const schemas = tools.schemas(toolNames);
-    const schemaChars = JSON.stringify(schemas).length;
-    const maxIterations = opts.maxIterations ?? profile.settings.max_iterations;
-
-    const toolCtx: ToolContext = {
-      cwd: opts.cwd,
-      sessionId: opts.sessionId,
-      signal: opts.signal,
-      state: {
-        getTodos: async (id) => (await this.deps.store).state.getTodos(id),
-        setTodos: async (id, items) => (await this.deps.store).state.setTodos(id, items),
-        getScratchpad: async (id) => (await this.deps.store).state.getScratchpad(id),
-        setScratchpad: async (id, entries) => (await this.deps.store).state.setScratchpad(id, entries),
-      },
-      shell: opts.shell,
-      redact: opts.redact,
-      emit: (ev) => channel.push(ev),
-      interactive: opts.interactive,
-      stepValidation: profile.settings.step_validation_enabled,
+  async runEphemeralOutcome(message: string, profileId: string, opts: EphemeralOptions): Promise<EphemeralOutcome> {
+    const profile = this.deps.profiles.profiles.get(profileId);
+    if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${profileId}'`);
+    const timeout = AbortSignal.timeout(Math.max(1, opts.timeoutSeconds ?? SUBAGENT_TIMEOUT_S) * 1000);
+    const signal = AbortSignal.any([opts.signal, timeout]);
+    const has = (n: string): boolean => this.deps.tools.has(n);
+    const sub: SubagentTurn = {
+      parentSessionId: opts.parentSessionId,
+      systemPrompt: this.subagentSystemPrompt(profile, opts),
+      ...(opts.contextTransfer ? { contextTransfer: opts.contextTransfer } : {}),
+      toolNames: toolsForProfile(profile, has, true),
+      excludeTools: opts.excludeTools ?? [],
+      autoPlan: profile.settings.subagent_planning_enabled,
+      agentPath: [...opts.parentAgentPath, profile.id],
+      depth: opts.depth,
     };
-
-    // The model's trained context length decides the effective num_ctx (unless the user set
-    // one): a window the model was not trained for degrades answers, and num_ctx must not
-    // change between calls (Ollama reloads the model when it does). /api/show is cheap.
-    // A missing model is reported by the chat call itself, so a failure here only means
-    // no context length.
-    const info = await llm.showModel(model, opts.signal).catch(() => null);
-    const numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
-    yield {
-      type: 'model_info',
-      model,
-      num_ctx: numCtx,
-      ...(info?.contextLength !== undefined ? { context_length: info.contextLength } : {}),
-    };
-    if (info?.contextLength !== undefined && numCtx > info.contextLength) {
-      yield {
-        type: 'warning',
-        code: 'num_ctx_exceeds_model',
-        message: `llm.num_ctx ${numCtx} exceeds ${model}'s trained context length ${info.contextLength}; answers may degrade past it`,
-      };
-    }
-
-    let baseline: number | null = null;
-    let charsSinceBaseline = 0;
-    let totalChars = context.reduce((n, m) => n + messageChars(m), 0);
-    const addToContext = (m: ChatMessage): void => {
-      context.push(m);
-      const c = messageChars(m);
-      totalChars += c;
-      charsSinceBaseline += c;
-    };
-    charsSinceBaseline = totalChars;
-
-    let finalText = '';
-    let iteration = 0;
-    const finish = async (stopReason: StopReason): Promise<TurnOutcome> => {
-      await writer.flush();
-      return { stopReason, text: finalText, iterations: iteration, modelCalls, usage };
-    };
-    const end = (stopReason: StopReason): AgentEvent => ({
-      type: 'stream_end',
-      stop_reason: stopReason,
-      text: finalText,
-      iterations: iteration,
-      usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens },
+    const sessionId = randomUUID();
+    const gen = this.runStream({
+      ...opts.base,
+      sessionId,
+      newSession: true,
+      message,
+      profileId,
+      signal,
+      maxIterations: opts.maxIterations ?? SUBAGENT_MAX_ITERATIONS,
+      kind: 'subagent',
+      parentSessionId: opts.parentSessionId,
+      subagent: sub,
     });
-
-    try {
-      while (iteration < maxIterations) {
-        if (opts.signal.aborted) {
-          yield end('interrupted');
-          return await finish('interrupted');
-        }
-        iteration++;
-        // Everything from earlier iterations is durable before the model sees it.
-        if (iteration > 1) await writer.flush();
-
-        const request = this.builder.build(profile.id, context);
-        const systemChars = request[0]?.content.length ?? 0;
-        const estimate = estimateTokens({ baseline, charsSinceBaseline, totalChars: totalChars + systemChars + schemaChars });
-        if (estimate > numCtx) {
-          finalText =
-            `The conversation no longer fits the model's context window (about ${estimate} tokens, num_ctx ${numCtx}). ` +
-            'Start a new session, or raise llm.num_ctx if the model supports it.';
-          const note: ChatMessage = { role: 'assistant', content: finalText };
-          writer.enqueue((s) => s.messages.append(opts.sessionId, note, { toContext: false }));
-          yield { type: 'text_delta', text: finalText, iteration };
-          yield end('context_too_large');
-          return await finish('context_too_large');
-        }
-
-        const stream = llm.chatStream({
-          model,
-          messages: request,
-          tools: schemas.length > 0 ? schemas : undefined,
-          think: opts.think && profile.settings.think_enabled,
-          numCtx,
-          temperature: profile.settings.temperature ?? opts.temperature,
-          keepAlive: opts.keepAlive,
-          signal: opts.signal,
-        });
-        modelCalls++;
-        let content = '';
-        let thinking = '';
-        let thinkingEnded = false;
-        const calls: ToolCallRequest[] = [];
-        const iterator = stream[Symbol.asyncIterator]();
-        try {
-          for (;;) {
-            const step = yield* waitWithHeartbeat(iterator.next(), { channel, intervalMs: heartbeatMs, waitingFor: 'model', now });
-            if (step.done) break;
-            const chunk = step.value;
-            switch (chunk.type) {
-              case 'thinking':
-                thinking += chunk.text;
-                yield { type: 'thinking_delta', text: chunk.text, iteration };
-                break;
-              case 'text':
-                if (thinking.length > 0 && !thinkingEnded) {
-                  thinkingEnded = true;
-                  yield { type: 'thinking_end', chars: thinking.length, iteration };
-                }
-                content += chunk.text;
-                yield { type: 'text_delta', text: chunk.text, iteration };
-                break;
-              case 'tool_calls':
-                calls.push(...chunk.calls);
-                break;
-              case 'done':
-                usage.promptTokens += chunk.usage.promptTokens;
-                usage.completionTokens += chunk.usage.completionTokens;
-                if (chunk.usage.promptTokens > 0) {
-                  baseline = chunk.usage.promptTokens;
-                  charsSinceBaseline = 0;
-                }
-                writer.enqueue((s) => s.sessions.addUsage(opts.sessionId, chunk.usage.promptTokens, chunk.usage.completionTokens));
-                break;
-              default: {
-                const never: never = chunk;
-                void never;
-              }
-            }
-          }
-        } catch (err) {
-          if (isAbortError(err) || opts.signal.aborted) {
-            // Keep what was streamed: a stopped turn still shows its partial answer.
-            if (content.length > 0 || thinking.length > 0) {
-              const partial: ChatMessage = { role: 'assistant', content, ...(thinking ? { thinking } : {}) };
-              finalText = content;
-              writer.enqueue((s) => s.messages.append(opts.sessionId, partial, { toContext: content.length > 0 }));
-            }
-            yield end('interrupted');
-            return await finish('interrupted');
-          }
-          throw err;
-        } finally {
-          await iterator.return?.();
-        }
-        if (thinking.length > 0 && !thinkingEnded) yield { type: 'thinking_end', chars: thinking.length, iteration };
-
-        const assistant: ChatMessage = {
-          role: 'assistant',
-          content,
-          ...(thinking ? { thinking } : {}),
-          ...(calls.length > 0 ? { tool_calls: calls.map((c, i) => ({ ...c, id: callId(iteration, i, c) })) } : {}),
-        };
-        addToContext(assistant);
-        writer.enqueue((s) => s.messages.append(opts.sessionId, assistant));
-
-        if (calls.length === 0) {
-          finalText = content;
-          yield end('completed');
-          return await finish('completed');
-        }
-
-        for (const [index, call] of (assistant.tool_calls ?? []).entries()) {
-          const id = callId(iteration, index, call);
-          yield { type: 'tool_started', call_id: id, name: call.name, arguments: call.arguments, iteration };
-          const started = now();
-          let result: ToolResult;
-          if (opts.signal.aborted) {
-            result = { ok: false, output: 'not run: navi was interrupted' };
-          } else {
-            try {
-              result = yield* waitWithHeartbeat(tools.execute(call.name, call.arguments, toolCtx, allowed), {
-                channel,
-                intervalMs: heartbeatMs,
-                waitingFor: 'tool',
-                now,
-              });
-            } catch (err) {
-              if (!isAbortError(err)) throw err;
-              result = { ok: false, output: 'interrupted: navi was stopped while this tool ran' };
-            }
-          }
-          const toolMessage: ChatMessage = { role: 'tool', content: result.output, tool_name: call.name };
-          addToContext(toolMessage);
-          writer.enqueue((s) => s.messages.append(opts.sessionId, toolMessage));
-          yield {
-            type: 'tool_call',
-            call_id: id,
-            name: call.name,
-            arguments: call.arguments,
-            ok: result.ok,
-            duration_ms: Math.max(0, now() - started),
-            ...capForEvent(result.output),
-            iteration,
-          };
-        }
-        if (opts.signal.aborted) {
-          yield end('interrupted');
-          return await finish('interrupted');
-        }
+    for (;;) {
+      const step = await gen.next();
+      if (step.done) {
+        const timedOut = timeout.aborted && !opts.signal.aborted;
+        return { ...step.value, timedOut, sessionId };
       }
-      yield end('max_iterations');
-      return await finish('max_iterations');
-    } finally {
-      // Whatever ended the turn (error, consumer stopping early), queued writes still land.
-      await writer.flush().catch(() => undefined);
+      opts.onEvent?.({ ...step.value, is_subagent: true, agent_path: sub.agentPath });
     }
   }
+
+  private subagentSystemPrompt(profile: Profile, opts: EphemeralOptions): string {
+    let prompt: string;
+    if (opts.customSystemPrompt) prompt = opts.customSystemPrompt;
+    else if (opts.inheritSystemPrompt) prompt = opts.inheritSystemPrompt;
+    else {
+      const own = profile.settings.subagent_system_prompt;
+      prompt = own ? `${this.deps.profiles.persona.trimEnd()}\n---\n${own.trim()}` : this.builder.systemPrompt(profile.id);
+    }
+    return opts.briefing ? `${prompt}\n\n## Briefing\n${opts.briefing.trim()}` : prompt;
+  }
+
+  /** spawn_agent: a blocking sub-agent whose events go live into the parent's stream. */
+  private async spawn(turn: Turn, args: SpawnArgs): Promise<ToolResult> {
+    const profileId = args.profile_id ?? turn.profile.id;
+    if (!this.deps.profiles.profiles.has(profileId)) {
+      return { ok: false, output: `unknown profile '${profileId}'; available: ${[...this.deps.profiles.profiles.keys()].join(', ')}` };
+    }
+    const depth = (turn.opts.subagent?.depth ?? 0) + 1;
+    if (depth > MAX_SUBAGENT_DEPTH) {
+      return { ok: false, output: `sub-agents nest at most ${MAX_SUBAGENT_DEPTH} deep; do this subtask yourself` };
+    }
+    const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, subagent, maxIterations: _i, ...base } = turn.opts;
+    const out = await this.runEphemeralOutcome(args.task, profileId, {
+      parentSessionId: subagent?.parentSessionId ?? turn.sessionId,
+      parentAgentPath: subagent?.agentPath ?? [turn.profile.id],
+      depth,
+      signal,
+      base: { ...base, model: turn.opts.model },
+      ...(args.max_iterations !== undefined ? { maxIterations: args.max_iterations } : {}),
+      ...(args.exclude_tools ? { excludeTools: args.exclude_tools } : {}),
+      ...(args.briefing ? { briefing: args.briefing } : {}),
+      ...(args.custom_system_prompt ? { customSystemPrompt: args.custom_system_prompt } : {}),
+      ...(args.inherit_system_prompt ? { inheritSystemPrompt: turn.systemPrompt() } : {}),
+      ...(args.context_transfer ? { contextTransfer: args.context_transfer } : {}),
+      ...(args.timeout_seconds !== undefined ? { timeoutSeconds: args.timeout_seconds } : {}),
+      onEvent: (ev) => turn.emit(ev),
+    });
+    if (out.stopReason === 'completed') return { ok: true, output: out.text || '(the sub-agent gave no answer)' };
+    const why = out.timedOut
+      ? `timed out after ${args.timeout_seconds ?? SUBAGENT_TIMEOUT_S} s`
+      : out.stopReason === 'max_iterations'
+        ? `hit its iteration limit (${out.iterations})`
+        : out.stopReason === 'interrupted'
+          ? 'was interrupted'
+          : 'ran out of context';
+    return { ok: false, output: `[sub-agent ${why}; partial result below]\n${out.text}` };
+  }
+}
+
+/** Planning, compression, view truncation and memory extraction, on the agent's dependencies. */
+export function agentServices(deps: AgentDeps): Omit<TurnServices, 'spawn'> {
+  return {
+    plan: (turn, args) => planForTurn(turn, deps, args),
+    maybeCompress: (turn, reason) => compressTurn(turn, deps, reason),
+    afterTurn: (turn) => extractMemories(turn, deps),
+    view: (turn): readonly ChatMessage[] => truncateForView(turn.context, viewBudget(turn.numCtx, deps.messageTokenBudget ?? 0)),
+  };
 }

@@ -147,6 +147,7 @@ function isTestWords(words: readonly string[]): boolean {
     const sub = rest.find((w) => !w.startsWith('-') && w !== 'run' && w !== 'exec');
     if (sub === undefined) return false;
     if (TEST_RUNNERS.has(sub)) return true;
+    if (sub === 't' && (base === 'npm' || base === 'pnpm')) return true; // npm's own alias for test
     return /^(?:test|tests|spec)(?:[:\-_].*)?$/.test(sub) || (base === 'make' && sub === 'check');
   }
   return false;

@@ -98,6 +98,7 @@ const DIGEST_HEX = 12;
  * Counts ("3 failed | 5 passed") are kept on purpose — they change when real progress is made.
  */
 const VOLATILE: ReadonlyArray<readonly [RegExp, string]> = [
+  // eslint-disable-next-line no-control-regex -- colour codes start with ESC; stripping them is the point
   [/\u001b\[[0-9;?]*[A-Za-z]/g, ''],
   [/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g, '<time>'],
   [/\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g, '<time>'],

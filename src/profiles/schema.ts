@@ -40,6 +40,8 @@ export const ProfileSettingsSchema = z.strictObject({
   anti_stall_threshold: intAtLeast(1).default(8),
   step_validation_enabled: bool().default(false),
   subagent_planning_enabled: bool().default(false),
+  /** After each turn, ask the model for lasting facts about the user and remember them. */
+  memory_extraction_enabled: bool().default(false),
   // A turn of more than a few hundred tool calls is a runaway, not a plan.
   max_iterations: intBetween(1, 500).default(40),
   tools: z

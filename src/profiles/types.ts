@@ -29,6 +29,8 @@ export interface ProfileSettings {
   step_validation_enabled: boolean;
   /** Sub-agents of this profile run the planning pipeline automatically before their tool loop (default false). */
   subagent_planning_enabled: boolean;
+  /** Post-turn worker: extract lasting facts about the user into long-term memory. */
+  memory_extraction_enabled: boolean;
   /** Tool-loop iterations per turn. */
   max_iterations: number;
   tools: {

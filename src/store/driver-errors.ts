@@ -149,3 +149,13 @@ export async function guardQuery<T>(
     throw special?.(errorCode(err)) ?? queryError(op, err);
   }
 }
+
+/** The error every repository throws for a write to a session that does not exist. */
+export function missingSession(sessionId: string): StorageError {
+  return new StorageError('session_not_found', `Session ${sessionId} does not exist.`);
+}
+
+/** `guardQuery`'s `special` for writes whose foreign key names a session. */
+export function sessionForeignKey(sessionId: string): (code: string | undefined) => NaviError | undefined {
+  return (code) => (code === '23503' ? missingSession(sessionId) : undefined);
+}

@@ -2,8 +2,12 @@
  * Assembles a `Store` from a drizzle database; the driver-specific parts (connecting, locking,
  * closing) stay in `open.ts`.
  */
+import { createArchiveRepository } from './archive-repository.js';
 import type { NaviDatabase } from './database.js';
+import { createLoopRunRepository } from './loop-run-repository.js';
+import { createMemoryRepository } from './memory-repository.js';
 import { createContextRepository, createMessageRepository } from './message-repository.js';
+import { createPlanningLogRepository } from './planning-log-repository.js';
 import { createSessionRepository } from './session-repository.js';
 import { createStateStore } from './state-repository.js';
 import type { Store } from './types.js';
@@ -26,6 +30,10 @@ export function createDrizzleStore(db: NaviDatabase, opts: DrizzleStoreOptions):
     messages: createMessageRepository(db),
     context: createContextRepository(db),
     state: createStateStore(db),
+    archives: createArchiveRepository(db),
+    memories: createMemoryRepository(db),
+    planningLogs: createPlanningLogRepository(db),
+    loopRuns: createLoopRunRepository(db),
     close(): Promise<void> {
       // Idempotent, and a second caller waits for the first close to finish.
       closing ??= opts.close();

@@ -9,10 +9,10 @@
  * cost is a primary-key update and two index inserts, flat as history grows.
  */
 import { asc, eq, sql } from 'drizzle-orm';
-import { StorageError } from '../errors.js';
 import type { ChatMessage, ToolCallRequest } from '../llm/types.js';
 import type { NaviDatabase } from './database.js';
-import { driverError, guardQuery, queryError } from './driver-errors.js';
+import { driverError, guardQuery, missingSession, queryError, sessionForeignKey } from './driver-errors.js';
+import { nullableText, pgText } from './encoding.js';
 import { context, messages, sessions } from './schema.js';
 import type { ContextRepository, MessageOptions, MessageRepository, StoredMessage } from './types.js';
 
@@ -30,7 +30,7 @@ export function createMessageRepository(db: NaviDatabase): MessageRepository {
         content: pgText(message.content),
         thinking: message.thinking === undefined ? null : pgText(message.thinking),
         toolCalls: encodeToolCalls(message.tool_calls),
-        toolName: nullable(message.tool_name),
+        toolName: nullableText(message.tool_name),
         isPlan: opts.isPlan === true,
       };
       const statement = opts.toContext === false ? statements.displayOnly : statements.displayAndContext;
@@ -70,34 +70,40 @@ export function createContextRepository(db: NaviDatabase): ContextRepository {
     },
 
     async replace(sessionId: string, view: ChatMessage[]): Promise<void> {
-      const rows = view.map((message, index) => ({
-        sessionId,
-        seq: index + 1,
-        role: message.role,
-        content: pgText(message.content),
-        toolCalls: encodeToolCalls(message.tool_calls),
-        toolName: nullable(message.tool_name),
-      }));
       await guardQuery(
         'context.replace',
-        () =>
-          db.transaction(async (tx) => {
-            // Counter first: its row lock holds concurrent appends until the new view commits.
-            const updated = await tx
-              .update(sessions)
-              .set({ contextSeq: rows.length })
-              .where(eq(sessions.id, sessionId))
-              .returning({ id: sessions.id });
-            if (updated.length === 0) throw missingSession(sessionId);
-            await tx.delete(context).where(eq(context.sessionId, sessionId));
-            for (let start = 0; start < rows.length; start += REPLACE_CHUNK_ROWS) {
-              await tx.insert(context).values(rows.slice(start, start + REPLACE_CHUNK_ROWS));
-            }
-          }),
-        (code) => (code === '23503' ? missingSession(sessionId) : undefined),
+        () => db.transaction((tx) => writeContext(tx, sessionId, view)),
+        sessionForeignKey(sessionId),
       );
     },
   };
+}
+
+/**
+ * Replaces the context of `sessionId` with `view` inside the caller's transaction `tx` (used by
+ * `context.replace` and by `archives.compactContext`, which writes the archive in the same one).
+ * Throws `session_not_found` when the session does not exist.
+ */
+export async function writeContext(tx: NaviDatabase, sessionId: string, view: ChatMessage[]): Promise<void> {
+  const rows = view.map((message, index) => ({
+    sessionId,
+    seq: index + 1,
+    role: message.role,
+    content: pgText(message.content),
+    toolCalls: encodeToolCalls(message.tool_calls),
+    toolName: nullableText(message.tool_name),
+  }));
+  // Counter first: its row lock holds concurrent appends until the new view commits.
+  const updated = await tx
+    .update(sessions)
+    .set({ contextSeq: rows.length })
+    .where(eq(sessions.id, sessionId))
+    .returning({ id: sessions.id });
+  if (updated.length === 0) throw missingSession(sessionId);
+  await tx.delete(context).where(eq(context.sessionId, sessionId));
+  for (let start = 0; start < rows.length; start += REPLACE_CHUNK_ROWS) {
+    await tx.insert(context).values(rows.slice(start, start + REPLACE_CHUNK_ROWS));
+  }
 }
 
 /** Parameters of the prepared append statements. */
@@ -185,17 +191,4 @@ function chatMessage(row: {
  */
 function encodeToolCalls(calls: ToolCallRequest[] | undefined): string | null {
   return calls === undefined ? null : JSON.stringify(calls);
-}
-
-function nullable(value: string | undefined): string | null {
-  return value === undefined ? null : pgText(value);
-}
-
-/** PostgreSQL text cannot hold NUL; a tool that read a binary file must not crash the run. */
-function pgText(text: string): string {
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
-}
-
-function missingSession(sessionId: string): StorageError {
-  return new StorageError('session_not_found', `Session ${sessionId} does not exist.`);
 }

@@ -20,7 +20,7 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.m
  * Our own bookkeeping table: a database shared with another drizzle app must not mistake that
  * app's `__drizzle_migrations` rows for ours.
  */
-const MIGRATION_CONFIG: MigrationConfig = {
+export const MIGRATION_CONFIG: Readonly<MigrationConfig> = {
   migrationsFolder: MIGRATIONS_FOLDER,
   migrationsSchema: 'drizzle',
   migrationsTable: '__navi_migrations',

@@ -4,6 +4,9 @@
  */
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionStateStore } from '../tools/types.js';
+import type { LoopRunRepository } from './loop-run-types.js';
+
+export type * from './loop-run-types.js';
 
 export type SessionKind = 'chat' | 'subagent' | 'loop';
 
@@ -74,6 +77,88 @@ export interface ContextRepository {
   replace(sessionId: string, messages: ChatMessage[]): Promise<void>;
 }
 
+/** Which compression wrote an archive (SPEC §8): before, during or after a turn, or forced. */
+export type ArchiveReason = 'preturn' | 'midturn' | 'postturn' | 'manual';
+
+/** What one compression replaced. */
+export interface NewArchive {
+  reason: ArchiveReason;
+  /** The summary that took the replaced messages' place. */
+  summary: string;
+  /** The context messages it replaced, stored byte-for-byte as JSON text. */
+  messages: ChatMessage[];
+  /** Estimated context tokens before and after (whole numbers). */
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+/** A stored compression archive (`compression_archives`). */
+export interface ArchiveRecord extends NewArchive {
+  /** Increasing with insertion order. */
+  id: number;
+  sessionId: string;
+  createdAt: Date;
+}
+
+export interface ArchiveRepository {
+  /** Stores an archive on its own (the context is left alone). */
+  add(sessionId: string, archive: NewArchive): Promise<ArchiveRecord>;
+  /** A session's archives, oldest first. */
+  list(sessionId: string): Promise<ArchiveRecord[]>;
+  /**
+   * Replaces the session's context with `newContext` and stores `archive`, in one transaction:
+   * after a crash or a failed write either both happened or neither did.
+   */
+  compactContext(sessionId: string, newContext: ChatMessage[], archive: NewArchive): Promise<ArchiveRecord>;
+}
+
+/** Who wrote a memory: the `remember` tool or the post-turn extraction worker. */
+export type MemorySource = 'tool' | 'extraction';
+
+/** A remembered fact (`memories`). */
+export interface MemoryRecord {
+  /** Short stable id the user passes to `forget`: `m_` + 8 base36 characters. */
+  id: string;
+  userId: string;
+  fact: string;
+  source: MemorySource;
+  /** The session that wrote it; null once that session is deleted (memories outlive it). */
+  sessionId: string | null;
+  createdAt: Date;
+}
+
+export interface MemoryRepository {
+  /**
+   * Remembers `fact` for `userId`. Idempotent: the same fact again returns the record stored
+   * the first time (its id, source and session unchanged).
+   */
+  add(userId: string, fact: string, source: MemorySource, sessionId?: string | null): Promise<MemoryRecord>;
+  /** The user's memories, oldest first (a stable order keeps the memory message byte-stable). */
+  list(userId: string): Promise<MemoryRecord[]>;
+  /** Forgets one of the user's memories; false when the user has no memory with that id. */
+  remove(userId: string, id: string): Promise<boolean>;
+}
+
+/** One planning debug entry (`planning_logs`). */
+export interface PlanningLogRecord {
+  /** Increasing with insertion order. */
+  id: number;
+  sessionId: string;
+  /** Whatever was appended, parsed back from JSON text (keys in their original order). */
+  data: unknown;
+  createdAt: Date;
+}
+
+export interface PlanningLogRepository {
+  /**
+   * Appends one entry (any JSON-serialisable value) and, in the same transaction, deletes the
+   * session's oldest entries beyond `PLANNING_LOG_CAP` (20).
+   */
+  append(sessionId: string, data: unknown): Promise<PlanningLogRecord>;
+  /** The session's entries, oldest first (at most 20). */
+  list(sessionId: string): Promise<PlanningLogRecord[]>;
+}
+
 export interface Store {
   readonly backend: 'pglite' | 'postgres';
   /** Where the data lives: the PGlite directory or the redacted server URL. */
@@ -82,6 +167,14 @@ export interface Store {
   readonly messages: MessageRepository;
   readonly context: ContextRepository;
   readonly state: SessionStateStore;
+  /** What compression replaced, and the atomic compaction itself. */
+  readonly archives: ArchiveRepository;
+  /** Long-term memory per user (`remember` / `forget`, `navi memory`). */
+  readonly memories: MemoryRepository;
+  /** Planning debug data per session, capped at 20. */
+  readonly planningLogs: PlanningLogRepository;
+  /** Loop runs and their committed iterations (SPEC §7). */
+  readonly loopRuns: LoopRunRepository;
   /** Closes connections and releases the PGlite lock. Safe to call twice. */
   close(): Promise<void>;
 }

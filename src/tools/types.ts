@@ -64,6 +64,11 @@ export interface ToolContext {
    */
   stepValidation?: boolean;
   /**
+   * Session whose todo list `todo` acts on when it differs from `sessionId`: a sub-agent works
+   * on its parent's files and scratchpad but keeps its own todo (seed 000).
+   */
+  todoSessionId?: string;
+  /**
    * Bytes of a result the model will see; set by the registry for each call. A tool that
    * captures more (shell) caps to it itself, so its omitted-bytes marker counts the real loss.
    */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Agent, effectiveNumCtx, type TurnOptions, type TurnOutcome } from '../../src/agent/agent.js';
+import { agentTools } from '../../src/agent/agent-tools.js';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { estimateTokens } from '../../src/agent/tokens.js';
 import { loadProfiles } from '../../src/profiles/load.js';
@@ -8,15 +9,23 @@ import { ToolRegistry } from '../../src/tools/registry.js';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ChatMessage } from '../../src/llm/types.js';
 import { MemoryStore } from '../support/memory-store.js';
 import { ScriptedLlm, type ScriptedTurn } from '../support/scripted-llm.js';
 
 const profiles = loadProfiles();
 
+/** A request without the transient messages appended at its end (iteration budget, anchors). */
+function stable(messages: ChatMessage[] | undefined): ChatMessage[] {
+  const out = [...(messages ?? [])];
+  while (out.length > 1 && out.at(-1)?.role === 'system') out.pop();
+  return out;
+}
+
 function setup(turns: ScriptedTurn[]) {
   const llm = new ScriptedLlm(turns);
   const store = new MemoryStore();
-  const agent = new Agent({ llm, store: Promise.resolve(store), tools: new ToolRegistry(builtinTools()), profiles });
+  const agent = new Agent({ llm, store: Promise.resolve(store), tools: new ToolRegistry([...builtinTools(), ...agentTools()]), profiles });
   return { llm, store, agent };
 }
 
@@ -70,16 +79,20 @@ describe('Agent tool loop', () => {
     expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(stored[1]?.thinking).toBe('need a file');
     // The model saw the tool result in its next request.
-    const second = llm.requests[1]?.messages ?? [];
+    const second = stable(llm.requests[1]?.messages);
     expect(second.at(-1)).toMatchObject({ role: 'tool', tool_name: 'write_file' });
+    // Per-call injections go at the end and are never stored.
+    expect(llm.requests[1]?.messages.at(-1)?.content).toContain('Iteration 2 of');
   });
 
   it('keeps the request prefix byte-stable between calls of one turn', async () => {
     const { agent, llm } = setup([{ toolCalls: [{ name: 'list_dir', arguments: {} }] }, { toolCalls: [{ name: 'todo', arguments: { action: 'list' } }] }, { content: 'ok' }]);
     await collect(agent.runStream(options()));
     const [r1, r2, r3] = llm.requests;
-    expect(JSON.stringify(r2?.messages.slice(0, r1?.messages.length))).toBe(JSON.stringify(r1?.messages));
-    expect(JSON.stringify(r3?.messages.slice(0, r2?.messages.length))).toBe(JSON.stringify(r2?.messages));
+    const s1 = stable(r1?.messages);
+    const s2 = stable(r2?.messages);
+    expect(JSON.stringify(r2?.messages.slice(0, s1.length))).toBe(JSON.stringify(s1));
+    expect(JSON.stringify(r3?.messages.slice(0, s2.length))).toBe(JSON.stringify(s2));
     expect(JSON.stringify(r1?.tools)).toBe(JSON.stringify(r3?.tools));
     expect(r1?.messages[0]?.role).toBe('system');
     expect(r1?.messages[0]?.content).toContain('\n---\n');
@@ -97,7 +110,7 @@ describe('Agent tool loop', () => {
     const result = events.find((e) => e.type === 'tool_call');
     expect(result).toMatchObject({ type: 'tool_call', ok: false });
     expect(result?.type === 'tool_call' ? result.output : '').toMatch(pattern);
-    expect(llm.requests[1]?.messages.at(-1)?.content).toMatch(pattern);
+    expect(stable(llm.requests[1]?.messages).at(-1)?.content).toMatch(pattern);
   });
 
   it('stops at max_iterations with an outcome, not an exception', async () => {
@@ -125,7 +138,7 @@ describe('Agent tool loop', () => {
     const { agent, store, llm } = setup([{ content: 'first answer' }, { content: 'second answer' }]);
     await collect(agent.runStream(options()));
     await collect(agent.runStream(options({ newSession: false, message: 'and then?' })));
-    const second = llm.requests[1]?.messages.map((m) => [m.role, m.content]);
+    const second = stable(llm.requests[1]?.messages).map((m) => [m.role, m.content]);
     expect(second?.slice(1)).toEqual([
       ['user', 'do the thing'],
       ['assistant', 'first answer'],

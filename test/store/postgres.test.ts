@@ -84,6 +84,53 @@ describe.skipIf(!adminUrl)('PostgreSQL store', () => {
     expect(await store.context.load(session.id)).toHaveLength(80);
   });
 
+  it('two processes committing the same loop iteration: one wins, the other gets iteration_exists', async () => {
+    const session = newSession({ kind: 'loop' });
+    await store.sessions.create(session);
+    const run = await store.loopRuns.create({
+      sessionId: session.id,
+      taskName: 'race',
+      task: {},
+      config: {},
+      cwd: '/work/repo',
+      maxIterations: 5,
+    });
+    const second = await openStore({ url, dataDir: '/nonexistent' });
+    const row = (tag: string) => ({
+      iteration: 1,
+      phase: tag,
+      indicators: {},
+      evidence: {},
+      stateHash: '9ea082',
+      gateDecision: 'continue',
+      gateReason: null,
+      exitSignal: null,
+      statusBlock: tag,
+      decision: null,
+      promptTokens: 1,
+      completionTokens: 1,
+      durationMs: 1,
+      startedAt: new Date(),
+      finishedAt: new Date(),
+    });
+    let results: PromiseSettledResult<unknown>[];
+    try {
+      results = await Promise.allSettled([
+        store.loopRuns.commitIteration(run.id, row('A'), { hashHistory: ['aaaaaa'] }),
+        second.loopRuns.commitIteration(run.id, row('B'), { hashHistory: ['bbbbbb'] }),
+      ]);
+    } finally {
+      await second.close();
+    }
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected');
+    expect(rejected?.reason).toMatchObject({ code: 'iteration_exists' });
+    // The run row carries the winner's counters, never a mix.
+    const [stored] = await store.loopRuns.listIterations(run.id);
+    const winner = stored?.phase === 'A' ? 'aaaaaa' : 'bbbbbb';
+    expect((await store.loopRuns.get(run.id))?.hashHistory).toEqual([winner]);
+  });
+
   it('stores todos as a jsonb array (not a JSON string)', async () => {
     const session = newSession();
     await store.sessions.create(session);

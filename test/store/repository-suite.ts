@@ -2,32 +2,15 @@
  * The repository contract, run against every backend (PGlite always, PostgreSQL when
  * DATABASE_URL is set). Each backend file opens one database and passes accessors in.
  */
-import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { StorageError } from '../../src/errors.js';
 import type { ChatMessage } from '../../src/llm/types.js';
-import type { NewSession, Store } from '../../src/store/types.js';
 import type { ScratchpadEntry, TodoItem } from '../../src/tools/types.js';
+import { defineAgentStateSuite } from './agent-state-suite.js';
+import { newSession, type SuiteBackend } from './fixtures.js';
+import { defineLoopRunSuite } from './loop-run-suite.js';
 
-/** How a backend file gives the suite its store. */
-export interface SuiteBackend {
-  store: () => Store;
-  /** Closes the store and opens the same database again (a later process resuming). */
-  reopen: () => Promise<Store>;
-}
-
-/** A session with a unique id (the database is shared by the tests of one file). */
-export function newSession(overrides: Partial<NewSession> = {}): NewSession {
-  return {
-    id: `s-${randomUUID()}`,
-    kind: 'chat',
-    profile: 'default',
-    cwd: '/work/project',
-    title: 'fix the failing test',
-    model: 'qwen3:8b',
-    ...overrides,
-  };
-}
+export { newSession, type SuiteBackend } from './fixtures.js';
 
 /** Registers the shared repository tests in the current `describe`. */
 export function defineRepositorySuite(backend: SuiteBackend): void {
@@ -276,6 +259,9 @@ export function defineRepositorySuite(backend: SuiteBackend): void {
 
     await expect(s().state.setTodos('ghost', todos)).rejects.toMatchObject({ code: 'session_not_found' });
   });
+
+  defineAgentStateSuite(backend);
+  defineLoopRunSuite(backend);
 
   it('close() can be called twice', async () => {
     const store = await backend.reopen();

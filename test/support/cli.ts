@@ -13,8 +13,11 @@ import { fileURLToPath } from 'node:url';
 /** Repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The built entry point; `npm run build` writes it (`npm test` builds first). */
-export const CLI_PATH = path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
+/**
+ * The built entry point; `npm run build` writes it (`npm test` builds first).
+ * `NAVI_SCENARIO_CLI` points the scenarios at another build (an installed package, a patched copy).
+ */
+export const CLI_PATH = process.env.NAVI_SCENARIO_CLI ?? path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
 
 /** Default hard limit for one CLI run: far above any healthy run, far below the test timeout. */
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -90,12 +93,12 @@ export function makeTempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `navi-scn-${prefix}-`));
 }
 
-let sharedHome: string | undefined;
-
-/** An empty HOME shared by the runs of this worker: no user config leaks into a test. */
+/** An empty private HOME for every run: no user config (`~/.config/navi`) leaks into a test. */
 function emptyHome(): string {
-  sharedHome ??= makeTempDir('home');
-  return sharedHome;
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  const home = path.join(os.tmpdir(), `navi-scn-home-${uid}`);
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  return home;
 }
 
 /**

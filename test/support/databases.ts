@@ -1,20 +1,29 @@
 /**
  * Both storage backends for the scenario tests (SPEC §9, §11). `forEachBackend` declares a
  * scenario once per backend: PGlite always, PostgreSQL when DATABASE_URL is set (CI sets it).
- * Every `fresh()` database is migrated and empty, copied from a template the global setup
- * prepared, so tests never see each other's sessions; they are removed after the file.
+ * Every `fresh()` database is migrated and empty, and removed after the test file.
+ *
+ * Migrating a fresh database costs seconds on PGlite, so each test copies a migrated template:
+ *  - PGlite: a data directory migrated once by the built CLI (`navi db migrate`) and cached in
+ *    the OS temp directory under a key made of the migrations and the PGlite version, so it is
+ *    shared by parallel test files and later runs (no global setup: runs that do not include the
+ *    scenario tests pay nothing);
+ *  - PostgreSQL: a database migrated the same way once per test file, copied with
+ *    `CREATE DATABASE … TEMPLATE`.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { afterAll, describe, inject } from 'vitest';
+import { afterAll, describe } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
-import { CLI_PATH, assertBuilt, makeTempDir } from './cli.js';
-import { DB_PREFIX, databaseUrl } from './global-setup.js';
+import { CLI_PATH, REPO_ROOT, assertBuilt, makeTempDir } from './cli.js';
+
+/** Prefix of the PostgreSQL databases the scenario tests create. */
+export const DB_PREFIX = 'navi_scn_';
 
 export type BackendKind = 'pglite' | 'postgres';
 
@@ -39,6 +48,13 @@ export interface Backend {
   fresh(): Promise<TestDatabase>;
 }
 
+/** `adminUrl` naming another database. */
+export function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
 function handle(kind: BackendKind, env: Record<string, string>, dataDir: string, url: string | undefined): TestDatabase {
   const open = (): Promise<Store> => openStore({ url, dataDir });
   return {
@@ -58,7 +74,7 @@ function handle(kind: BackendKind, env: Record<string, string>, dataDir: string,
   };
 }
 
-/** `navi db migrate` against `env` (fallback when the global setup did not run). */
+/** `navi db migrate` against the database `env` names. */
 function migrateWithCli(env: Record<string, string>): Promise<void> {
   assertBuilt();
   return new Promise((resolve, reject) => {
@@ -73,17 +89,67 @@ function migrateWithCli(env: Record<string, string>): Promise<void> {
   });
 }
 
-let localPgliteTemplate: Promise<string> | undefined;
+/** Hash of everything that decides a migrated database's files: the migrations and PGlite. */
+function templateKey(): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const abs = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(abs);
+      else hash.update(`${path.relative(REPO_ROOT, abs)}\0`).update(fs.readFileSync(abs));
+    }
+  };
+  walk(path.join(REPO_ROOT, 'drizzle'));
+  hash.update(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json')));
+  return hash.digest('hex').slice(0, 16);
+}
 
+/** Templates made for other migrations are removed when older than this (another checkout may still use a newer one). */
+const TEMPLATE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+
+function pruneOldTemplates(cache: string, keep: string): void {
+  for (const entry of fs.readdirSync(cache)) {
+    const dir = path.join(cache, entry);
+    if (dir === keep) continue;
+    try {
+      if (Date.now() - fs.statSync(dir).mtimeMs > TEMPLATE_MAX_AGE_MS) fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Someone else removed it first.
+    }
+  }
+}
+
+let pgliteTemplatePromise: Promise<string> | undefined;
+
+/**
+ * The migrated PGlite template for the current migrations, created on first use. Concurrent
+ * creators each build their own copy and `rename` it into place; the first wins, the others
+ * use it. The cache directory is private (0700), as PGlite's files are world-writable.
+ */
 function pgliteTemplate(): Promise<string> {
-  const provided = inject('pgliteTemplate');
-  if (provided) return Promise.resolve(provided);
-  localPgliteTemplate ??= (async () => {
-    const dir = path.join(makeTempDir('template'), 'pgdata');
-    await migrateWithCli({ NAVI_DATA_DIR: dir });
-    return dir;
+  pgliteTemplatePromise ??= (async () => {
+    const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+    const cache = path.join(os.tmpdir(), `navi-scn-templates-${uid}`);
+    fs.mkdirSync(cache, { recursive: true, mode: 0o700 });
+    const final = path.join(cache, templateKey());
+    const dataDir = path.join(final, 'pgdata');
+    if (fs.existsSync(dataDir)) return dataDir;
+    const building = fs.mkdtempSync(path.join(cache, 'building-'));
+    try {
+      await migrateWithCli({ NAVI_DATA_DIR: path.join(building, 'pgdata') });
+      try {
+        fs.renameSync(building, final);
+        pruneOldTemplates(cache, final);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      }
+    } finally {
+      fs.rmSync(building, { recursive: true, force: true });
+    }
+    return dataDir;
   })();
-  return localPgliteTemplate;
+  return pgliteTemplatePromise;
 }
 
 function pgliteBackend(): Backend & { cleanup(): void } {
@@ -109,13 +175,11 @@ function postgresBackend(adminUrl: string): Backend & { cleanup(): Promise<void>
   let admin: postgres.Sql | undefined;
   let template: Promise<string> | undefined;
   const created: string[] = [];
-  const prefix = `${inject('postgresPrefix') || `${DB_PREFIX}${randomBytes(4).toString('hex')}`}_${process.pid}`;
+  const prefix = `${DB_PREFIX}${randomBytes(4).toString('hex')}`;
   let counter = 0;
 
   const connect = (): postgres.Sql => (admin ??= postgres(adminUrl, { max: 1, onnotice: () => {} }));
   const templateName = (): Promise<string> => {
-    const provided = inject('postgresTemplate');
-    if (provided) return Promise.resolve(provided);
     template ??= (async () => {
       const name = `${prefix}_tpl`;
       await connect().unsafe(`create database "${name}"`);
@@ -138,8 +202,7 @@ function postgresBackend(adminUrl: string): Backend & { cleanup(): Promise<void>
     },
     async cleanup() {
       if (!admin) return;
-      // Templates last: a database cannot be dropped while another is being copied from it.
-      for (const name of created.reverse()) await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      for (const name of created.splice(0).reverse()) await admin.unsafe(`drop database if exists "${name}" with (force)`);
       await admin.end({ timeout: 2 });
       admin = undefined;
     },

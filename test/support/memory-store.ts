@@ -1,6 +1,18 @@
 /** An in-memory Store for unit tests of the agent core (the real one is tested in test/store). */
 import type { ChatMessage } from '../../src/llm/types.js';
-import type { MessageOptions, NewSession, SessionRecord, Store, StoredMessage } from '../../src/store/types.js';
+import type {
+  ArchiveRecord,
+  LoopRunRepository,
+  MemoryRecord,
+  MemorySource,
+  MessageOptions,
+  NewArchive,
+  NewSession,
+  PlanningLogRecord,
+  SessionRecord,
+  Store,
+  StoredMessage,
+} from '../../src/store/types.js';
 import type { ScratchpadEntry, TodoItem } from '../../src/tools/types.js';
 
 export class MemoryStore implements Store {
@@ -69,6 +81,52 @@ export class MemoryStore implements Store {
       return Promise.resolve();
     },
   };
+
+  readonly archiveRows: ArchiveRecord[] = [];
+  readonly archives = {
+    add: (sessionId: string, a: NewArchive): Promise<ArchiveRecord> => {
+      const rec = { ...a, id: this.archiveRows.length + 1, sessionId, createdAt: new Date() };
+      this.archiveRows.push(rec);
+      return Promise.resolve(rec);
+    },
+    list: (sessionId: string): Promise<ArchiveRecord[]> => Promise.resolve(this.archiveRows.filter((a) => a.sessionId === sessionId)),
+    compactContext: async (sessionId: string, next: ChatMessage[], a: NewArchive): Promise<ArchiveRecord> => {
+      this.view.set(sessionId, [...next]);
+      return this.archives.add(sessionId, a);
+    },
+  };
+
+  readonly memoryRows: MemoryRecord[] = [];
+  readonly memories = {
+    add: (userId: string, fact: string, source: MemorySource, sessionId?: string | null): Promise<MemoryRecord> => {
+      const existing = this.memoryRows.find((m) => m.userId === userId && m.fact === fact);
+      if (existing) return Promise.resolve(existing);
+      const rec = { id: `m_${String(this.memoryRows.length + 1).padStart(8, '0')}`, userId, fact, source, sessionId: sessionId ?? null, createdAt: new Date() };
+      this.memoryRows.push(rec);
+      return Promise.resolve(rec);
+    },
+    list: (userId: string): Promise<MemoryRecord[]> => Promise.resolve(this.memoryRows.filter((m) => m.userId === userId)),
+    remove: (userId: string, id: string): Promise<boolean> => {
+      const i = this.memoryRows.findIndex((m) => m.userId === userId && m.id === id);
+      if (i >= 0) this.memoryRows.splice(i, 1);
+      return Promise.resolve(i >= 0);
+    },
+  };
+
+  readonly logRows: PlanningLogRecord[] = [];
+  readonly planningLogs = {
+    append: (sessionId: string, data: unknown): Promise<PlanningLogRecord> => {
+      const rec = { id: this.logRows.length + 1, sessionId, data, createdAt: new Date() };
+      this.logRows.push(rec);
+      return Promise.resolve(rec);
+    },
+    list: (sessionId: string): Promise<PlanningLogRecord[]> => Promise.resolve(this.logRows.filter((r) => r.sessionId === sessionId).slice(-20)),
+  };
+
+  /** Loop runs are exercised against the real store (test/store); the agent core never uses them. */
+  readonly loopRuns = new Proxy({} as LoopRunRepository, {
+    get: () => () => Promise.reject(new Error('MemoryStore has no loop runs')),
+  });
 
   close(): Promise<void> {
     this.closed = true;

@@ -16,15 +16,20 @@ export interface ScriptedTurn {
   error?: Error;
 }
 
+/** Answers a request by index (0-based, counting every call), for long generated sessions. */
+export type ScriptedResponder = (req: ChatRequest, index: number) => ScriptedTurn;
+
 export class ScriptedLlm implements LlmClient {
   readonly requests: ChatRequest[] = [];
   private index = 0;
 
-  constructor(private readonly turns: ScriptedTurn[]) {}
+  /** A list of turns played in order (then "done."), or a function that answers each request. */
+  constructor(private readonly turns: ScriptedTurn[] | ScriptedResponder) {}
 
   async *chatStream(req: ChatRequest): AsyncIterable<ChatChunk> {
     this.requests.push({ ...req, messages: req.messages.map((m) => ({ ...m })) });
-    const turn = this.turns[this.index++] ?? { content: 'done.' };
+    const i = this.index++;
+    const turn = typeof this.turns === 'function' ? this.turns(req, i) : (this.turns[i] ?? { content: 'done.' });
     if (turn.error) throw turn.error;
     if (turn.hang) {
       await new Promise<void>((_, reject) => {

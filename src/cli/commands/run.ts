@@ -11,6 +11,7 @@ import type { NaviConfig } from '../../config/schema.js';
 import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } from '../../errors.js';
 import { createOllamaClient } from '../../llm/ollama-client.js';
 import type { Store } from '../../store/types.js';
+import { agentTools } from '../../agent/agent-tools.js';
 import { builtinTools } from '../../tools/builtin/index.js';
 import { createRedactor } from '../../tools/redact.js';
 import { ToolRegistry } from '../../tools/registry.js';
@@ -89,7 +90,7 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
   try {
     const { cwd, env, config, explicit } = setup(args, output);
     const profiles = await profilesFor(cwd);
-    const registry = new ToolRegistry(builtinTools());
+    const registry = new ToolRegistry([...builtinTools(), ...agentTools()]);
     const prompt = await resolvePrompt(args, cwd);
     if (args.maxIterations !== undefined && (!Number.isInteger(args.maxIterations) || args.maxIterations < 1)) {
       throw new InvalidInputError('flag_invalid', `--max-iterations must be a positive integer (got ${String(args.maxIterations)})`);
@@ -112,7 +113,7 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
     if (!profile) {
       throw new InvalidInputError('profile_not_found', `unknown profile '${profileId}'; available: ${[...profiles.profiles.keys()].join(', ')}`);
     }
-    const unknown = unknownProfileTools(profile, registry);
+    const unknown = unknownProfileTools(profile, (n) => registry.has(n));
     if (unknown.length > 0) {
       throw new InvalidInputError('profile_invalid', `${profile.dir}/config.json: tools: unknown tool(s) ${unknown.join(', ')}; available: ${registry.names().join(', ')}`);
     }

@@ -30,7 +30,7 @@ export const todoTool = defineTool({
     validation: z.string().optional(),
   }),
   async execute(args, ctx) {
-    const current = await ctx.state.getTodos(ctx.sessionId);
+    const current = await ctx.state.getTodos(ctx.todoSessionId ?? ctx.sessionId);
     let next: TodoItem[];
     switch (args.action) {
       case 'list':
@@ -76,7 +76,7 @@ export const todoTool = defineTool({
         break;
       }
     }
-    await ctx.state.setTodos(ctx.sessionId, next);
+    await ctx.state.setTodos(ctx.todoSessionId ?? ctx.sessionId, next);
     ctx.emit({ type: 'todo_updated', todos: next });
     return { ok: true, output: renderTodos(next) };
   },

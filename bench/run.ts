@@ -1,0 +1,859 @@
+/**
+ * navi benchmark (SPEC §12, issue 2 "Targets"): `npm run bench` (builds, then runs this file).
+ *
+ *   ./node_modules/.bin/tsx bench/run.ts [--json] [--runs N] [--startup-runs N] [--root DIR]
+ *
+ * Prints one table — figure | target | measured | pass/fail — after an environment line.
+ * Everything runs the built CLI (`node dist/cli/main.js`, what the `navi` bin runs) as a
+ * subprocess against the fake Ollama server of test/support with zero model latency, on
+ * embedded PGlite (an existing, migrated data directory: what a returning user has) and on
+ * PostgreSQL (a `navi_bench_<pid>` database created for the run and dropped after it; skipped
+ * when no server answers). Timings of the model side come from the fake server itself
+ * (`performance.now()` when a request's body has arrived and when a response has been flushed),
+ * so a "gap" is exactly the harness: parsing, events, tools, database writes, request building.
+ *
+ * Options:
+ *   --json             print the rows (and raw samples) as JSON instead of the table
+ *   --runs N           one-shot runs per backend (default 10)
+ *   --startup-runs N   `--version` / `node -e ''` pairs (default 30)
+ *   --root DIR         package root holding dist/ (default: this repository)
+ *   --pg-admin URL     where to create the bench database (default: DATABASE_URL, else
+ *                      postgres://postgres@127.0.0.1:5432/postgres)
+ *   --keep             keep the temporary directory (its path is printed)
+ * Nothing is written into the repository; temporary files live under the OS temp directory.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../test/support/fake-ollama.js';
+
+// ---------------------------------------------------------------------------------------------
+// Options and environment
+
+interface Options {
+  json: boolean;
+  runs: number;
+  startupRuns: number;
+  root: string;
+  pgAdmin: string;
+  keep: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const int = (flag: string, dflt: number): number => {
+    const raw = value(flag);
+    const n = raw === undefined ? dflt : Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} needs a positive integer`);
+    return n;
+  };
+  const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+  return {
+    json: argv.includes('--json'),
+    runs: int('--runs', 10),
+    startupRuns: int('--startup-runs', 30),
+    root: path.resolve(value('--root') ?? repoRoot),
+    pgAdmin: value('--pg-admin') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    keep: argv.includes('--keep'),
+  };
+}
+
+const opts = parseOptions(process.argv.slice(2));
+const MAIN = path.join(opts.root, 'dist', 'cli', 'main.js');
+const MODEL = 'qwen3:8b';
+/** Large enough that 1000 messages of history never trip the context-size check. */
+const BIG_CTX = 262_144;
+
+// ---------------------------------------------------------------------------------------------
+// Small statistics helpers
+
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return (s[lo] ?? 0) + ((s[hi] ?? 0) - (s[lo] ?? 0)) * (pos - lo);
+}
+const median = (xs: number[]): number => quantile(xs, 0.5);
+const p90 = (xs: number[]): number => quantile(xs, 0.9);
+const ms = (x: number, digits = 0): string => (Number.isFinite(x) ? `${x.toFixed(digits)} ms` : 'n/a');
+const mb = (kb: number): string => `${(kb / 1024).toFixed(1)} MB`;
+
+// ---------------------------------------------------------------------------------------------
+// Results table
+
+type Verdict = 'pass' | 'FAIL' | 'skip' | 'info' | 'error';
+
+interface Row {
+  figure: string;
+  target: string;
+  measured: string;
+  verdict: Verdict;
+  /** Raw numbers for --json. */
+  data?: Record<string, unknown>;
+}
+
+const rows: Row[] = [];
+
+function row(figure: string, target: string, measured: string, verdict: Verdict, data?: Record<string, unknown>): void {
+  rows.push({ figure, target, measured, verdict, ...(data ? { data } : {}) });
+  if (!opts.json) process.stderr.write(`  · ${figure}: ${measured} [${verdict}]\n`);
+}
+
+function check(ok: boolean): Verdict {
+  return ok ? 'pass' : 'FAIL';
+}
+
+function printTable(envLine: string): void {
+  const head = ['figure', 'target', 'measured', 'pass/fail'];
+  const body = rows.map((r) => [r.figure, r.target, r.measured, r.verdict === 'info' ? '' : r.verdict]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ').trimEnd();
+  const out = [envLine, '', line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fake Ollama server, with precise timestamps of our own
+
+interface Timing {
+  method: string;
+  path: string;
+  /** Request headers arrived. */
+  tHead: number;
+  /** Request body fully received (what the model server can start prefilling from). */
+  tBody?: number;
+  /** Response flushed to the socket (the last byte the harness waits for). */
+  tFinish?: number;
+  /** Response or connection closed (client abort included). */
+  tClose?: number;
+}
+
+class TimedFake {
+  readonly timings: Timing[] = [];
+  /** Called as each chat request's body has arrived. */
+  onChat: (() => void) | undefined;
+
+  private constructor(readonly fake: FakeOllama) {}
+
+  static async start(): Promise<TimedFake> {
+    const fake = await startFakeOllama({ turns: [] });
+    const timed = new TimedFake(fake);
+    // The fake's http.Server is private; a second 'request' listener only observes.
+    const server = (fake as unknown as { server?: unknown }).server;
+    if (!(server instanceof http.Server)) throw new Error('bench: test/support/fake-ollama.ts no longer exposes its http.Server');
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const t: Timing = { method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0] ?? '/', tHead: performance.now() };
+      timed.timings.push(t);
+      req.once('end', () => {
+        t.tBody = performance.now();
+        if (t.path === '/api/chat') timed.onChat?.();
+      });
+      res.once('finish', () => (t.tFinish = performance.now()));
+      res.once('close', () => (t.tClose = performance.now()));
+    });
+    return timed;
+  }
+
+  get url(): string {
+    return this.fake.url;
+  }
+
+  /** Starts a new script; returns the index of the first request it will see. */
+  play(script: FakeScript): number {
+    this.fake.setScript(script);
+    return this.timings.length;
+  }
+
+  /** Chat requests since `from`, with their recorded request (bytes, body). */
+  chats(from: number): Array<Timing & { bytes: number; body: Record<string, unknown> | undefined }> {
+    const out = [];
+    for (let i = from; i < this.timings.length; i++) {
+      const t = this.timings[i];
+      const rec = this.fake.requests[i];
+      if (!t || t.path !== '/api/chat') continue;
+      out.push({ ...t, bytes: rec?.bytes ?? 0, body: rec?.body });
+    }
+    return out;
+  }
+
+  /** Drops the parsed request bodies kept so far (a long loop keeps megabytes of them). */
+  forgetBodies(): void {
+    for (const r of this.fake.requests) r.body = undefined;
+  }
+
+  since(from: number): Timing[] {
+    return this.timings.slice(from);
+  }
+
+  close(): Promise<void> {
+    return this.fake.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the CLI
+
+interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  tStart: number;
+  tExit: number;
+  wallMs: number;
+  /** Peak RSS in KB when run under a time wrapper. */
+  maxRssKb?: number;
+}
+
+const children = new Set<ChildProcess>();
+
+interface RunOpts {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  timeoutMs?: number;
+  measureRss?: boolean;
+  onSpawn?: (child: ChildProcess, tStart: number) => void;
+}
+
+let rssFile = '';
+const TIME_BIN = ['/usr/bin/time', '/bin/time'].find((p) => fs.existsSync(p));
+
+function runNavi(args: string[], o: RunOpts): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    let cmd = process.execPath;
+    let argv = [MAIN, ...args];
+    const env = { ...o.env };
+    if (o.measureRss) {
+      fs.rmSync(rssFile, { force: true });
+      if (TIME_BIN) {
+        argv = ['-f', '%M', '-o', rssFile, process.execPath, ...argv];
+        cmd = TIME_BIN;
+      } else {
+        // No GNU time: a preload writes process.resourceUsage().maxRSS (KB) at exit.
+        env.NODE_OPTIONS = `--require ${path.join(path.dirname(rssFile), 'peak-rss.cjs')}`;
+        env.BENCH_RSS_FILE = rssFile;
+      }
+    }
+    const tStart = performance.now();
+    const child = spawn(cmd, argv, { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 60_000);
+    o.onSpawn?.(child, tStart);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      children.delete(child);
+      reject(err);
+    });
+    child.on('exit', (code, signal) => {
+      const tExit = performance.now();
+      clearTimeout(timer);
+      children.delete(child);
+      // stdout may still be draining: wait for the pipes to close.
+      const done = (): void => {
+        let maxRssKb: number | undefined;
+        if (o.measureRss) {
+          const text = fs.existsSync(rssFile) ? fs.readFileSync(rssFile, 'utf8').trim().split('\n').pop() : '';
+          const n = Number(text);
+          if (Number.isFinite(n) && n > 0) maxRssKb = n;
+        }
+        resolve({ code, signal, stdout, stderr, tStart, tExit, wallMs: tExit - tStart, ...(maxRssKb ? { maxRssKb } : {}) });
+      };
+      if (child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false) done();
+      else child.once('close', done);
+    });
+  });
+}
+
+function resultOf(r: RunResult): { status?: string; result?: string; session_id?: string; errors?: string[] } {
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(last) as { status?: string };
+  } catch {
+    return {};
+  }
+}
+
+function describeFailure(r: RunResult): string {
+  const res = resultOf(r);
+  const why = res.errors?.[0] ?? r.stderr.trim().split('\n').slice(-2).join(' ') ?? '';
+  return `exit ${r.code ?? r.signal}: ${why}`.slice(0, 160);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspace
+
+interface Backend {
+  name: 'PGlite' | 'PostgreSQL';
+  env: NodeJS.ProcessEnv;
+  /** For seeding: openStore options. */
+  store: { url?: string; dataDir: string };
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-bench-'));
+rssFile = path.join(tmp, 'rss.txt');
+fs.writeFileSync(
+  path.join(tmp, 'peak-rss.cjs'),
+  "process.on('exit', () => { try { require('fs').writeFileSync(process.env.BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n",
+);
+const home = path.join(tmp, 'home');
+const work = path.join(tmp, 'work');
+fs.mkdirSync(home, { recursive: true });
+fs.mkdirSync(path.join(work, 'src'), { recursive: true });
+fs.writeFileSync(path.join(work, 'README.md'), '# demo\n');
+fs.writeFileSync(path.join(work, 'package.json'), '{"name":"demo"}\n');
+fs.writeFileSync(path.join(work, 'src', 'index.ts'), 'export const x = 1;\n');
+
+function childEnv(fakeUrl: string, extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  // A clean environment: nothing of the caller's (DATABASE_URL, NODE_OPTIONS, a user config)
+  // leaks into the measured process.
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    CI: '1',
+    NO_COLOR: '1',
+    OLLAMA_HOST: fakeUrl,
+    ...extra,
+  };
+}
+
+let pgDrop: (() => Promise<void>) | null = null;
+
+async function cleanup(): Promise<void> {
+  for (const c of children) c.kill('SIGKILL');
+  if (pgDrop) await pgDrop().catch(() => undefined);
+  pgDrop = null;
+  if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+process.once('SIGINT', () => {
+  void cleanup().finally(() => process.exit(130));
+});
+
+/** Creates `navi_bench_<pid>`; null when no PostgreSQL answers. */
+async function setupPostgres(): Promise<{ url: string } | { skipped: string }> {
+  let postgres: typeof import('postgres').default;
+  try {
+    postgres = (await import('postgres')).default;
+  } catch (err) {
+    return { skipped: `postgres.js not installed (${String(err)})` };
+  }
+  const dbName = `navi_bench_${process.pid}`;
+  const admin = postgres(opts.pgAdmin, { max: 1, connect_timeout: 3, onnotice: () => undefined });
+  try {
+    await admin`select 1`;
+    await admin.unsafe(`drop database if exists "${dbName}"`);
+    await admin.unsafe(`create database "${dbName}"`);
+  } catch (err) {
+    await admin.end({ timeout: 0 }).catch(() => undefined);
+    return { skipped: `no PostgreSQL at ${redact(opts.pgAdmin)} (${err instanceof Error ? err.message : String(err)})` };
+  }
+  pgDrop = async () => {
+    try {
+      await admin.unsafe(`drop database if exists "${dbName}" with (force)`);
+    } finally {
+      await admin.end({ timeout: 1 });
+    }
+  };
+  const url = new URL(opts.pgAdmin);
+  url.pathname = `/${dbName}`;
+  return { url: url.toString() };
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts
+
+const ONE_TOOL_TURN: FakeScript = {
+  turns: [
+    { tool_calls: [{ name: 'list_dir', arguments: { path: '.' } }] },
+    { content: 'The directory holds README.md, package.json and src/.' },
+  ],
+  on_exhausted: 'error',
+};
+const ONE_SHOT_PROMPT = 'List the files in this directory.';
+
+function toolLoopScript(turns: number): FakeScript {
+  const tool: FakeTurn = { tool_calls: [{ name: 'todo', arguments: { action: 'list' } }] };
+  return {
+    models: [{ name: MODEL, context_length: BIG_CTX }],
+    turns: [...Array.from({ length: turns }, () => tool), { content: 'Audit finished.' }],
+    on_exhausted: 'error',
+  };
+}
+
+const PREFILL_STALL: FakeScript = { turns: [{ first_chunk_delay_ms: 120_000, content: 'too late' }], on_exhausted: 'error' };
+
+/** `n` messages of plausible history: a prompt, (n-2)/2 tool round trips, an answer. */
+function history(n: number): Array<{ role: 'user' | 'assistant' | 'tool'; content: string; tool_calls?: unknown[]; tool_name?: string }> {
+  const out: Array<{ role: 'user' | 'assistant' | 'tool'; content: string; tool_calls?: unknown[]; tool_name?: string }> = [
+    { role: 'user', content: 'Audit every module under src/ for unchecked errors and list what you find.' },
+  ];
+  const pairs = Math.max(0, Math.floor((n - 2) / 2));
+  for (let i = 0; i < pairs; i++) {
+    out.push({ role: 'assistant', content: '', tool_calls: [{ id: `call_${i}`, name: 'read_file', arguments: { path: `src/module_${i}.ts` } }] });
+    const body = Array.from({ length: 6 }, (_, j) => `${j + 1}\texport function f${i}_${j}(input: string): number { return input.length * ${j}; }`).join('\n');
+    out.push({ role: 'tool', content: body, tool_name: 'read_file' });
+  }
+  while (out.length < n) out.push({ role: 'assistant', content: `Checked ${pairs} modules; nothing unchecked so far.` });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures
+
+function figureStartup(): void {
+  const env = { PATH: process.env.PATH, HOME: home };
+  const runOnce = (args: string[]): number => {
+    const t = performance.now();
+    const r = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const dt = performance.now() - t;
+    if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}`);
+    return dt;
+  };
+  const version = spawnSync(process.execPath, [MAIN, '--version'], { env, encoding: 'utf8' }).stdout.trim();
+  const expected = (JSON.parse(fs.readFileSync(path.join(opts.root, 'package.json'), 'utf8')) as { version: string }).version;
+  if (version !== expected) {
+    row('navi --version vs node -e \'\'', '≤ 1.20×', `--version printed '${version}', expected '${expected}'`, 'error');
+    return;
+  }
+  // Two unmeasured runs each: the OS file cache, not anything of navi's, gets warm.
+  for (let i = 0; i < 2; i++) {
+    runOnce(['-e', '']);
+    runOnce([MAIN, '--version']);
+  }
+  const node: number[] = [];
+  const navi: number[] = [];
+  for (let i = 0; i < opts.startupRuns; i++) {
+    // Interleaved, alternating which goes first, so drift in machine load hits both alike.
+    if (i % 2 === 0) {
+      node.push(runOnce(['-e', '']));
+      navi.push(runOnce([MAIN, '--version']));
+    } else {
+      navi.push(runOnce([MAIN, '--version']));
+      node.push(runOnce(['-e', '']));
+    }
+  }
+  const ratio = median(navi) / median(node);
+  row(
+    "startup: navi --version vs node -e ''",
+    '≤ 1.20×',
+    `${ratio.toFixed(2)}× (${ms(median(navi), 1)} vs ${ms(median(node), 1)}, median of ${opts.startupRuns})`,
+    check(ratio <= 1.2),
+    { navi, node, ratio },
+  );
+}
+
+interface OneShotSample {
+  wallMs: number;
+  startToFirstRequest: number;
+  showCost: number;
+  gap1: number;
+  tail: number;
+  firstRequestBytes: number;
+  body: Record<string, unknown> | undefined;
+}
+
+async function oneShot(fake: TimedFake, backend: Backend, measureRss = false): Promise<{ sample?: OneShotSample; rssKb?: number; error?: string }> {
+  const from = fake.play(ONE_TOOL_TURN);
+  const r = await runNavi(['run', '-o', 'json', '--quiet', ONE_SHOT_PROMPT], { env: backend.env, cwd: work, measureRss });
+  const res = resultOf(r);
+  const reqs = fake.since(from);
+  const chats = fake.chats(from);
+  if (r.code !== 0 || res.status !== 'success' || chats.length !== 2) {
+    return { error: `${describeFailure(r)} (${chats.length} chat requests)` };
+  }
+  const toolResult = JSON.stringify(chats[1]?.body?.messages ?? '');
+  if (!toolResult.includes('README.md')) return { error: 'the second request does not carry the list_dir result' };
+  const first = reqs[0];
+  const [c1, c2] = chats as [(typeof chats)[number], (typeof chats)[number]];
+  const sample: OneShotSample = {
+    wallMs: r.wallMs,
+    startToFirstRequest: (first?.tHead ?? Number.NaN) - r.tStart,
+    showCost: first?.path === '/api/show' ? c1.tHead - first.tHead : 0,
+    gap1: (c2.tBody ?? Number.NaN) - (c1.tFinish ?? Number.NaN),
+    tail: r.tExit - (c2.tFinish ?? Number.NaN),
+    firstRequestBytes: c1.bytes,
+    body: c1.body,
+  };
+  return { sample, ...(r.maxRssKb ? { rssKb: r.maxRssKb } : {}) };
+}
+
+async function figureOneShot(fake: TimedFake, backend: Backend, target: number): Promise<OneShotSample | null> {
+  const label = `one-shot run, 1 tool turn, ${backend.name}`;
+  // Unmeasured first run: creates the PGlite directory / migrates the new database.
+  const warm = await oneShot(fake, backend);
+  if (warm.error) {
+    row(label, `≤ ${target} ms`, `error: ${warm.error}`, 'error');
+    return null;
+  }
+  const firstUse = warm.sample?.wallMs ?? Number.NaN;
+  const samples: OneShotSample[] = [];
+  for (let i = 0; i < opts.runs; i++) {
+    const s = await oneShot(fake, backend);
+    if (s.error || !s.sample) {
+      row(label, `≤ ${target} ms`, `error: ${s.error}`, 'error');
+      return null;
+    }
+    samples.push(s.sample);
+  }
+  const walls = samples.map((s) => s.wallMs);
+  const m = median(walls);
+  row(
+    label + (backend.name === 'PGlite' ? ' (existing data dir)' : ''),
+    `≤ ${target} ms`,
+    `${ms(m)} median of ${opts.runs} (min ${ms(Math.min(...walls))}, max ${ms(Math.max(...walls))})`,
+    check(m <= target),
+    { walls },
+  );
+  const part = (f: (s: OneShotSample) => number): number => median(samples.map(f));
+  row(
+    `  ${backend.name} one-shot breakdown (median)`,
+    'info',
+    `start→1st HTTP ${ms(part((s) => s.startToFirstRequest))}; /api/show→chat ${ms(part((s) => s.showCost), 1)}; ` +
+      `chat1 end→chat2 (tool+store) ${ms(part((s) => s.gap1))}; chat2 end→exit ${ms(part((s) => s.tail))}`,
+    'info',
+    {
+      startToFirstRequest: samples.map((s) => s.startToFirstRequest),
+      showCost: samples.map((s) => s.showCost),
+      gap1: samples.map((s) => s.gap1),
+      tail: samples.map((s) => s.tail),
+    },
+  );
+  row(
+    `  ${backend.name} first run ever (${backend.name === 'PGlite' ? 'new data dir: initdb + migrations' : 'new database: migrations'})`,
+    'info',
+    ms(firstUse),
+    'info',
+  );
+  return samples[samples.length - 1] ?? null;
+}
+
+function figureFirstRequest(sample: OneShotSample | null): void {
+  if (!sample) {
+    row('first request size, default profile', '≤ 10,000 B', 'n/a (one-shot run failed)', 'error');
+    return;
+  }
+  const body = sample.body ?? {};
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string; content?: string }>) : [];
+  const system = messages.find((m) => m.role === 'system')?.content ?? '';
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ function?: { name?: string } }>) : [];
+  const toolBytes = Buffer.byteLength(JSON.stringify(body.tools ?? []));
+  row(
+    'first request size, default profile',
+    '≤ 10,000 B',
+    `${sample.firstRequestBytes.toLocaleString('en')} B (system prompt ${Buffer.byteLength(system).toLocaleString('en')} B, ` +
+      `${tools.length} tool schemas ${toolBytes.toLocaleString('en')} B)`,
+    check(sample.firstRequestBytes <= 10_000),
+    { bytes: sample.firstRequestBytes, systemBytes: Buffer.byteLength(system), toolBytes, tools: tools.map((t) => t.function?.name) },
+  );
+}
+
+async function figureRss(fake: TimedFake, backend: Backend, target: number | null): Promise<void> {
+  const label = `peak RSS, one-shot run, ${backend.name}`;
+  const kbs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = await oneShot(fake, backend, true);
+    if (s.error || !s.rssKb) {
+      row(label, target ? `≤ ${target} MB` : 'info', `error: ${s.error ?? 'no RSS figure'}`, 'error');
+      return;
+    }
+    kbs.push(s.rssKb);
+  }
+  const peak = Math.max(...kbs);
+  row(
+    label,
+    target ? `≤ ${target} MB` : 'info',
+    `${mb(peak)} (max of 3; ${kbs.map((k) => (k / 1024).toFixed(0)).join(', ')} MB)`,
+    target ? check(peak <= target * 1024) : 'info',
+    { kb: kbs },
+  );
+}
+
+interface StoreApi {
+  sessions: { create(s: Record<string, unknown>): Promise<void> };
+  messages: { append(id: string, m: unknown): Promise<void> };
+  close(): Promise<void>;
+}
+
+async function seedHistories(backend: Backend, sizes: number[]): Promise<Map<number, string>> {
+  const mod = (await import(pathToFileURL(path.join(opts.root, 'dist', 'store', 'open.js')).href)) as {
+    openStore(o: { url?: string; dataDir: string }): Promise<StoreApi>;
+  };
+  const store = await mod.openStore(backend.store);
+  const ids = new Map<number, string>();
+  try {
+    for (const n of sizes) {
+      const id = randomUUID();
+      await store.sessions.create({ id, kind: 'chat', profile: 'default', cwd: work, parentId: null, title: `bench: ${n} messages`, model: MODEL });
+      for (const m of history(n)) await store.messages.append(id, m);
+      ids.set(n, id);
+    }
+  } finally {
+    await store.close();
+  }
+  return ids;
+}
+
+const GAP_TURNS = 30;
+
+async function figureGaps(fake: TimedFake, backend: Backend, sizes: number[]): Promise<void> {
+  let ids: Map<number, string>;
+  try {
+    ids = await seedHistories(backend, sizes);
+  } catch (err) {
+    row(`harness gap per iteration, ${backend.name}`, '≤ 3 ms', `error seeding history: ${String(err)}`.slice(0, 200), 'error');
+    return;
+  }
+  const medians: number[] = [];
+  for (const n of sizes) {
+    const label = `harness gap per tool iteration, ${backend.name}, ${n} msgs`;
+    const from = fake.play(toolLoopScript(GAP_TURNS));
+    const r = await runNavi(['run', '-o', 'json', '--quiet', '--session', ids.get(n) ?? '', 'Continue the audit.'], {
+      env: { ...backend.env, OLLAMA_NUM_CTX: String(BIG_CTX) },
+      cwd: work,
+    });
+    const chats = fake.chats(from);
+    if (r.code !== 0 || resultOf(r).status !== 'success' || chats.length !== GAP_TURNS + 1) {
+      row(label, '≤ 3 ms', `error: ${describeFailure(r)} (${chats.length} chat requests)`, 'error');
+      continue;
+    }
+    const gaps: number[] = [];
+    for (let k = 0; k + 1 < chats.length; k++) gaps.push((chats[k + 1]?.tBody ?? Number.NaN) - (chats[k]?.tFinish ?? Number.NaN));
+    if (n === sizes[sizes.length - 1]) prefixCheck(backend, chats.map((c) => c.body));
+    fake.forgetBodies();
+    const m = median(gaps);
+    medians.push(m);
+    const bytes = chats.map((c) => c.bytes);
+    row(
+      label,
+      '≤ 3 ms median',
+      `median ${ms(m, 2)}, p90 ${ms(p90(gaps), 2)} over ${gaps.length} iterations (request ${Math.round((bytes[0] ?? 0) / 1024)}→${Math.round((bytes[bytes.length - 1] ?? 0) / 1024)} KB)`,
+      check(m <= 3),
+      { gaps, bytes },
+    );
+  }
+  if (medians.length === sizes.length) {
+    const growth = (medians[medians.length - 1] ?? 0) - (medians[0] ?? 0);
+    row(
+      `  ${backend.name} gap growth ${sizes[0]}→${sizes[sizes.length - 1]} msgs`,
+      'flat (≤ +1 ms)',
+      `${growth >= 0 ? '+' : ''}${ms(growth, 2)}`,
+      check(growth <= 1),
+      { medians },
+    );
+  }
+}
+
+/**
+ * SPEC §8: each request re-sends the previous one unchanged (system prompt, tools, options,
+ * earlier messages) and only appends, so Ollama can reuse its KV cache.
+ */
+function prefixCheck(backend: Backend, bodies: Array<Record<string, unknown> | undefined>): void {
+  let broken = '';
+  for (let k = 0; k + 1 < bodies.length && !broken; k++) {
+    const a = bodies[k] ?? {};
+    const b = bodies[k + 1] ?? {};
+    const { messages: ma, ...restA } = a as { messages?: unknown[] };
+    const { messages: mb, ...restB } = b as { messages?: unknown[] };
+    if (JSON.stringify(restA) !== JSON.stringify(restB)) broken = `request ${k + 2} changes model/tools/options`;
+    else if (!Array.isArray(ma) || !Array.isArray(mb) || mb.length < ma.length) broken = `request ${k + 2} drops messages`;
+    else {
+      const i = ma.findIndex((m, j) => JSON.stringify(m) !== JSON.stringify(mb[j]));
+      if (i >= 0) broken = `request ${k + 2} rewrites message ${i}`;
+    }
+  }
+  row(
+    `stable request prefix, ${bodies.length} consecutive requests (${backend.name})`,
+    'append-only',
+    broken || 'each request = previous one + appended messages',
+    check(!broken),
+  );
+}
+
+async function figureStop(fake: TimedFake, backend: Backend): Promise<void> {
+  const label = `stop latency, SIGINT during prefill, ${backend.name}`;
+  const lat: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const from = fake.play(PREFILL_STALL);
+    let sentAt = Number.NaN;
+    const r = await runNavi(['run', '-o', 'json', '--quiet', ONE_SHOT_PROMPT], {
+      env: backend.env,
+      cwd: work,
+      timeoutMs: 30_000,
+      onSpawn: (child) => {
+        const poll = setInterval(() => {
+          const chat = fake.chats(from)[0];
+          if (chat?.tBody === undefined) return;
+          // In prefill: the request has been sent and the model is "silent".
+          if (performance.now() - chat.tBody < 200) return;
+          clearInterval(poll);
+          sentAt = performance.now();
+          child.kill('SIGINT');
+        }, 5);
+        child.once('exit', () => clearInterval(poll));
+      },
+    });
+    if (r.code !== 130 || !Number.isFinite(sentAt)) {
+      row(label, '≤ 1,000 ms', `error: ${describeFailure(r)} (expected exit 130 after SIGINT)`, 'error');
+      return;
+    }
+    lat.push(r.tExit - sentAt);
+  }
+  row(label, '≤ 1,000 ms', `max ${ms(Math.max(...lat))} of 3 (median ${ms(median(lat))}), exit 130`, check(Math.max(...lat) <= 1000), { ms: lat });
+}
+
+function vmRssKb(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** SPEC §12: RSS growth over a 1000-iteration loop (VmRSS when request 50 vs 1000 arrives). */
+async function figureRssGrowth(fake: TimedFake, backend: Backend, iterations: number): Promise<void> {
+  const label = `RSS growth over a ${iterations}-iteration loop, ${backend.name}`;
+  if (!fs.existsSync('/proc/self/status')) {
+    row(label, '≤ 50 MB', 'skipped: no /proc', 'skip');
+    return;
+  }
+  const script = toolLoopScript(iterations);
+  const from = fake.play(script);
+  let pid: number | undefined;
+  const marks = new Map<number, number>();
+  const onRequest = (): void => {
+    const n = fake.chats(from).length;
+    if (n === 50 || n === iterations) marks.set(n, vmRssKb(pid));
+  };
+  fake.onChat = onRequest;
+  const r = await runNavi(['run', '-o', 'json', '--quiet', '--max-iterations', String(iterations + 1), 'Walk the todo list many times.'], {
+    env: { ...backend.env, OLLAMA_NUM_CTX: String(BIG_CTX * 4) },
+    cwd: work,
+    timeoutMs: 150_000,
+    onSpawn: (child) => (pid = child.pid),
+  });
+  fake.onChat = undefined;
+  const chats = fake.chats(from);
+  fake.forgetBodies();
+  const a = marks.get(50);
+  const b = marks.get(iterations);
+  if (r.code !== 0 || chats.length !== iterations + 1 || a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b)) {
+    row(label, '≤ 50 MB', `error: ${describeFailure(r)} (${chats.length} chat requests)`, 'error');
+    return;
+  }
+  const gaps: number[] = [];
+  for (let k = 0; k + 1 < chats.length; k++) gaps.push((chats[k + 1]?.tBody ?? Number.NaN) - (chats[k]?.tFinish ?? Number.NaN));
+  const late = gaps.slice(-100);
+  row(
+    label,
+    '≤ 50 MB',
+    `${mb(b - a)} (${mb(a)} at iteration 50 → ${mb(b)} at ${iterations}); gap at the end: median ${ms(median(late), 2)}, ` +
+      `request ${Math.round((chats[chats.length - 1]?.bytes ?? 0) / 1024)} KB; run ${ms(r.wallMs)}`,
+    check(b - a <= 50 * 1024),
+    { rssAt50: a, rssAtEnd: b, lateGaps: late },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} not found: run npm run build (npm run bench does)`);
+  const started = performance.now();
+  const envLine =
+    `navi bench · node ${process.version} · ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim() ?? '?'}) · ` +
+    `load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} · ${new Date().toISOString()} · ${path.relative(process.cwd(), MAIN) || MAIN}`;
+  const busy = os.loadavg()[0] ?? 0;
+  const busyNote =
+    busy > os.cpus().length * 0.5
+      ? `\nWARNING: the machine is busy (1-min load ${busy.toFixed(1)} on ${os.cpus().length} CPUs): timings are inflated; re-run on an idle machine.`
+      : '';
+  if (!opts.json) process.stderr.write(`${envLine}${busyNote}\n(progress on stderr; the table follows on stdout)\n`);
+
+  figureStartup();
+
+  const fake = await TimedFake.start();
+  const pglite: Backend = {
+    name: 'PGlite',
+    env: childEnv(fake.url, { NAVI_DATA_DIR: path.join(tmp, 'pglite', 'pgdata') }),
+    store: { dataDir: path.join(tmp, 'pglite', 'pgdata') },
+  };
+  const pg = await setupPostgres();
+  const postgresBackend: Backend | null =
+    'url' in pg ? { name: 'PostgreSQL', env: childEnv(fake.url, { DATABASE_URL: pg.url }), store: { url: pg.url, dataDir: path.join(tmp, 'unused') } } : null;
+  const skipped = 'skipped' in pg ? `skipped: ${pg.skipped}` : '';
+
+  try {
+    // 2. One-shot wall time (4. first request size comes from the same runs).
+    const pgliteSample = await figureOneShot(fake, pglite, 500);
+    let pgSample: OneShotSample | null = null;
+    if (postgresBackend) pgSample = await figureOneShot(fake, postgresBackend, 300);
+    else row('one-shot run, 1 tool turn, PostgreSQL', '≤ 300 ms', skipped, 'skip');
+
+    // 3. Harness gap per iteration.
+    const sizes = [10, 100, 1000];
+    await figureGaps(fake, pglite, sizes);
+    if (postgresBackend) await figureGaps(fake, postgresBackend, sizes);
+    else row('harness gap per tool iteration, PostgreSQL', '≤ 3 ms median', skipped, 'skip');
+
+    // 4. First request size.
+    figureFirstRequest(pgSample ?? pgliteSample);
+
+    // 5. Peak RSS.
+    if (postgresBackend) await figureRss(fake, postgresBackend, 150);
+    else row('peak RSS, one-shot run, PostgreSQL', '≤ 150 MB', skipped, 'skip');
+    await figureRss(fake, pglite, null);
+
+    // SPEC §12 also: RSS growth over a long loop (PostgreSQL, else PGlite).
+    await figureRssGrowth(fake, postgresBackend ?? pglite, 1000);
+
+    // 6. Stop latency.
+    await figureStop(fake, pglite);
+    if (postgresBackend) await figureStop(fake, postgresBackend);
+    else row('stop latency, SIGINT during prefill, PostgreSQL', '≤ 1,000 ms', skipped, 'skip');
+  } finally {
+    await fake.close();
+    await cleanup();
+  }
+
+  const total = (performance.now() - started) / 1000;
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ env: envLine, load: os.loadavg(), seconds: total, rows }, null, 2)}\n`);
+  } else {
+    printTable(envLine + busyNote);
+    const failed = rows.filter((r) => r.verdict === 'FAIL' || r.verdict === 'error').length;
+    if (rows.some((r) => r.verdict === 'error')) process.exitCode = 1;
+    process.stdout.write(`\n${failed === 0 ? 'all targets met' : `${failed} figure(s) miss their target or failed`} · bench took ${total.toFixed(0)} s${opts.keep ? ` · kept ${tmp}` : ''}\n`);
+  }
+}
+
+main().catch(async (err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  await cleanup();
+  process.exit(1);
+});

@@ -1,0 +1,79 @@
+/** The agent core's inputs and outputs (kept apart so turn, agent and sub-agent code share them). */
+import type { ChatUsage, LlmClient } from '../llm/types.js';
+import type { ProfileSet } from '../profiles/types.js';
+import type { SessionKind, Store } from '../store/types.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { ShellPolicy } from '../tools/types.js';
+import type { AgentEvent, StopReason } from './events.js';
+
+export interface AgentDeps {
+  llm: LlmClient;
+  /** May still be opening: PGlite opens in parallel with the first model call. */
+  store: Promise<Store>;
+  tools: ToolRegistry;
+  profiles: ProfileSet;
+  now?: () => number;
+  /** Whose long-term memories to use (default `local`). */
+  user?: string;
+  /** Per-message view truncation budget in tokens; 0 → num_ctx/6 (CONTEXT_MESSAGE_TOKEN_BUDGET). */
+  messageTokenBudget?: number;
+  /** Ask a person to confirm a complex plan (interactive runs only). */
+  confirmPlan?: (planText: string) => Promise<boolean>;
+}
+
+/** What a sub-agent turn needs beyond a normal turn (set by `runEphemeral`). */
+export interface SubagentTurn {
+  /** Session-aware tools (files, scratchpad) act on the parent's session. */
+  parentSessionId: string;
+  /** Fully resolved system prompt (custom, inherited or the profile's sub-agent prompt). */
+  systemPrompt: string;
+  /** Injected as a synthetic user/assistant exchange before the task. */
+  contextTransfer?: string;
+  /** Tool names (resolved from the profile's `tools.subagent`, falling back to `tools.agent`). */
+  toolNames: string[];
+  excludeTools: string[];
+  /** Run Phase 1 + 3 before the tool loop (`subagent_planning_enabled`). */
+  autoPlan: boolean;
+  /** Profile ids from the root agent down to this one. */
+  agentPath: string[];
+  /** 1 for a sub-agent of the root agent. */
+  depth: number;
+}
+
+export interface TurnOptions {
+  sessionId: string;
+  /** Create the session (true) or continue it, loading its context (false). */
+  newSession: boolean;
+  message: string;
+  profileId: string;
+  /** Configured model; a profile's `model` overrides it. */
+  model: string;
+  cwd: string;
+  numCtx: number;
+  /** The user set num_ctx; otherwise it is lowered to the model's trained context length. */
+  numCtxExplicit?: boolean;
+  think: boolean;
+  keepAlive: string;
+  temperature?: number;
+  /** Caps tool-loop iterations (else the profile's `max_iterations`). */
+  maxIterations?: number;
+  signal: AbortSignal;
+  interactive: boolean;
+  shell: ShellPolicy;
+  redact: (text: string) => string;
+  heartbeatMs?: number;
+  kind?: SessionKind;
+  parentSessionId?: string | null;
+  subagent?: SubagentTurn;
+}
+
+export interface TurnOutcome {
+  stopReason: StopReason;
+  text: string;
+  iterations: number;
+  /** Model calls made. */
+  modelCalls: number;
+  usage: ChatUsage;
+}
+
+export type { AgentEvent };

@@ -1,0 +1,194 @@
+/**
+ * JSON Schema for user tools' arguments, checked with ajv. Built-in tools declare zod schemas;
+ * user tools (`./tools/*.js`) declare plain JSON Schema, which zod cannot read, so their
+ * schemas are compiled here once at load and the model's arguments are checked against them.
+ * ajv is imported lazily: a project without user tools never pays its ~50 ms import.
+ */
+import type { ErrorObject, Options } from 'ajv';
+import { z } from 'zod';
+
+/** One problem with a value, located by the path of keys down to it. */
+export interface SchemaIssue {
+  path: string[];
+  message: string;
+}
+
+/** Checks a value against a compiled schema; an empty list means it is valid. */
+export type SchemaCheck = (value: unknown) => SchemaIssue[];
+
+/** A compiled schema, or why it could not be compiled (one line, for the user). */
+export type CompiledSchema = { ok: true; check: SchemaCheck } | { ok: false; problem: string };
+
+/** What navi needs from an ajv instance; both ajv classes it uses satisfy it. */
+interface SchemaEngine {
+  errors?: ErrorObject[] | null;
+  validateSchema(schema: object): boolean | Promise<unknown>;
+  compile(schema: object): { (data: unknown): boolean | Promise<unknown>; errors?: ErrorObject[] | null };
+  removeSchema(schema: object): unknown;
+}
+
+type Dialect = 'draft-07' | '2019-09' | '2020-12';
+
+/** `$schema` values accepted, without a trailing `#`; absent means draft-07 (what LLM tool schemas use). */
+const DIALECTS: Readonly<Record<string, Dialect>> = {
+  'http://json-schema.org/draft-07/schema': 'draft-07',
+  'https://json-schema.org/draft-07/schema': 'draft-07',
+  'https://json-schema.org/draft/2019-09/schema': '2019-09',
+  'https://json-schema.org/draft/2020-12/schema': '2020-12',
+};
+
+/**
+ * Strict about the schema (an unknown keyword such as a misspelt `requried` is an error rather
+ * than a silently optional argument), lenient where strictness only nags (`required` naming a
+ * property not listed, untyped keywords). `format` is an annotation: checking it needs
+ * `ajv-formats`, a second dependency that has not earned its place. `logger: false` because
+ * ajv would otherwise warn on the console, which stream-json output cannot afford.
+ */
+const AJV_OPTIONS: Options = {
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  allErrors: true,
+  validateFormats: false,
+  logger: false,
+};
+
+/** Problems listed for one schema mismatch; the registry shows only the first few anyway. */
+const MAX_ISSUES = 8;
+
+async function createEngine(dialect: Dialect): Promise<SchemaEngine> {
+  switch (dialect) {
+    case 'draft-07':
+      return new (await import('ajv')).Ajv(AJV_OPTIONS);
+    case '2019-09':
+      return new (await import('ajv/dist/2019.js')).Ajv2019(AJV_OPTIONS);
+    case '2020-12':
+      return new (await import('ajv/dist/2020.js')).Ajv2020(AJV_OPTIONS);
+  }
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/** The value a JSON pointer (`/a/0/b`) designates inside `root`, or undefined. */
+function valueAt(root: unknown, segments: readonly string[]): unknown {
+  let current = root;
+  for (const segment of segments) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
+
+function pointerSegments(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** One ajv error in the words the registry uses for built-ins ("text: expected string, received number"). */
+function describeAjvError(error: ErrorObject, data: unknown): SchemaIssue {
+  const path = pointerSegments(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { path: [...path, String(params.missingProperty)], message: 'required' };
+    case 'additionalProperties':
+      return { path: [...path, String(params.additionalProperty)], message: 'unexpected property' };
+    case 'type': {
+      const expected = String(params.type).split(',').join(' or ');
+      return { path, message: `expected ${expected}, received ${typeName(valueAt(data, path))}` };
+    }
+    case 'enum': {
+      const allowed = Array.isArray(params.allowedValues) ? params.allowedValues : [];
+      return { path, message: `expected one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` };
+    }
+    case 'const':
+      return { path, message: `expected ${JSON.stringify(params.allowedValue)}` };
+    default:
+      return { path, message: error.message ?? `fails '${error.keyword}'` };
+  }
+}
+
+function describeAjvErrors(errors: readonly ErrorObject[] | null | undefined, data: unknown): SchemaIssue[] {
+  return (errors ?? []).slice(0, MAX_ISSUES).map((error) => describeAjvError(error, data));
+}
+
+/** `path: message`, with the path written as the user wrote the schema (`parameters.properties.a`). */
+function formatIssue(prefix: string, issue: SchemaIssue): string {
+  return `${[prefix, ...issue.path].join('.')}: ${issue.message}`;
+}
+
+/**
+ * Compiles JSON Schemas for tool arguments. One instance per load: ajv engines are created on
+ * first use per dialect (compiling the meta-schema costs ~40 ms) and shared by every schema.
+ */
+export class JsonSchemaCompiler {
+  private readonly engines = new Map<Dialect, Promise<SchemaEngine>>();
+
+  private engine(dialect: Dialect): Promise<SchemaEngine> {
+    let engine = this.engines.get(dialect);
+    if (!engine) {
+      engine = createEngine(dialect);
+      this.engines.set(dialect, engine);
+    }
+    return engine;
+  }
+
+  /**
+   * Compiles `schema` (a JSON value: no functions, no cycles). Never throws for a bad schema:
+   * the problem names the offending keyword's path under `parameters`.
+   */
+  async compile(schema: Readonly<Record<string, unknown>>): Promise<CompiledSchema> {
+    const declared = schema.$schema;
+    let dialect: Dialect = 'draft-07';
+    if (declared !== undefined) {
+      const known = typeof declared === 'string' ? DIALECTS[declared.replace(/#$/, '')] : undefined;
+      if (!known) {
+        return {
+          ok: false,
+          problem: `parameters.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
+        };
+      }
+      dialect = known;
+    }
+    // The dialect is chosen above, so `$schema` itself (whose exact spelling ajv is picky about) is not compiled.
+    const { $schema: _omitted, ...compilable } = schema;
+    const engine = await this.engine(dialect);
+    if (!(await engine.validateSchema(compilable))) {
+      const [first] = describeAjvErrors(engine.errors, compilable);
+      return { ok: false, problem: first ? formatIssue('parameters', first) : 'parameters: not a valid JSON Schema' };
+    }
+    try {
+      const validate = engine.compile(compilable);
+      // Forget the schema by `$id` so two tools may use the same `$id`; the compiled function stays valid.
+      engine.removeSchema(compilable);
+      return {
+        ok: true,
+        check: (value) => (validate(value) === true ? [] : describeAjvErrors(validate.errors, value)),
+      };
+    } catch (err) {
+      // ajv's messages here are one line ("strict mode: unknown keyword: \"requried\"", "can't resolve reference …").
+      const message = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+      engine.removeSchema(compilable);
+      return { ok: false, problem: `parameters: ${message}` };
+    }
+  }
+}
+
+/**
+ * A zod schema that accepts exactly what `check` accepts, so the registry's one validation path
+ * (`schema.safeParse`, then its usual `invalid arguments for 'x': …` result) runs ajv for user
+ * tools. The value passes through unchanged: no coercion, no defaults.
+ */
+export function schemaFromCheck(check: SchemaCheck): z.ZodType {
+  return z.unknown().superRefine((value, ctx) => {
+    for (const issue of check(value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message, input: value });
+  });
+}

@@ -1,0 +1,252 @@
+/**
+ * The agent core beyond the plain tool loop (issue 3): planning, sub-agents, switch_profile,
+ * long-term memory and compression — driven by a scripted model, with an in-memory store.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Agent, type TurnOptions, type TurnOutcome } from '../../src/agent/agent.js';
+import { agentTools } from '../../src/agent/agent-tools.js';
+import type { AgentEvent } from '../../src/agent/events.js';
+import { parseFacts } from '../../src/agent/memory-extraction.js';
+import { loadProfiles } from '../../src/profiles/load.js';
+import { builtinTools } from '../../src/tools/builtin/index.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { MemoryStore } from '../support/memory-store.js';
+import { ScriptedLlm, type ScriptedTurn } from '../support/scripted-llm.js';
+
+const profiles = loadProfiles();
+const registry = new ToolRegistry([...builtinTools(), ...agentTools()]);
+
+function setup(turns: ScriptedTurn[], store = new MemoryStore()) {
+  const llm = new ScriptedLlm(turns);
+  const agent = new Agent({ llm, store: Promise.resolve(store), tools: registry, profiles });
+  return { llm, store, agent };
+}
+
+function options(over: Partial<TurnOptions> = {}): TurnOptions {
+  return {
+    sessionId: 'root',
+    newSession: true,
+    message: 'Refactor the parser and update its docs',
+    profileId: 'default',
+    model: 'm',
+    cwd: mkdtempSync(join(tmpdir(), 'navi-core-')),
+    numCtx: 32768,
+    think: true,
+    keepAlive: '30m',
+    signal: new AbortController().signal,
+    interactive: false,
+    shell: { allow: [], deny: [], timeoutS: 10, maxOutputBytes: 65536 },
+    redact: (s) => s,
+    ...over,
+  };
+}
+
+async function collect(gen: AsyncGenerator<AgentEvent, TurnOutcome>): Promise<{ events: AgentEvent[]; outcome: TurnOutcome }> {
+  const events: AgentEvent[] = [];
+  for (;;) {
+    const step = await gen.next();
+    if (step.done) return { events, outcome: step.value };
+    events.push(step.value);
+  }
+}
+
+const ANALYSIS = (complexity: string): string =>
+  [
+    'TASK: Refactor the parser',
+    'GOAL: A simpler parser with docs that match',
+    'UNKNOWNS: none',
+    'RESOURCES: src/parser.ts',
+    'KNOWLEDGE RULES: keep the public API',
+    `COMPLEXITY: ${complexity}`,
+    'SUBTASKS: read, refactor, document',
+    'COMMITMENTS: run the tests',
+  ].join('\n');
+
+const PLAN = [
+  'MILESTONES:',
+  '- Parser understood',
+  '- Parser refactored and documented',
+  'STEPS:',
+  '1. Read src/parser.ts — TOOL: read_file',
+  '2. Refactor the tokenizer loop — SELF',
+  '3. Update the parser docs — TOOL: edit_file',
+  '4. Run the test suite — TOOL: shell',
+  '5. Summarise the change — SELF',
+].join('\n');
+
+describe('plan tool', () => {
+  it('plans, fills the todo, injects the plan after the tool batch, and proceeds headless on a complex task', async () => {
+    const { agent, store, llm } = setup([
+      { toolCalls: [{ name: 'plan', arguments: {} }] },
+      { content: ANALYSIS('complex') },
+      { content: PLAN },
+      { content: 'Working on step 1.' },
+    ]);
+    const { events, outcome } = await collect(agent.runStream(options()));
+    expect(outcome.stopReason).toBe('completed');
+    const types = events.map((e) => e.type);
+    expect(types).toContain('planning_status');
+    expect(types).toContain('plan_ready');
+    expect(types).toContain('todo_updated');
+    expect(events.some((e) => e.type === 'planning_status' && e.phase === 'auto_confirmed')).toBe(true);
+    expect((await store.state.getTodos('root')).map((t) => t.text)).toHaveLength(5);
+    // Planner calls never ask for reasoning.
+    expect(llm.requests[1]?.think).toBe(false);
+    expect(llm.requests[2]?.think).toBe(false);
+    const toolCall = events.find((e) => e.type === 'tool_call');
+    expect(toolCall?.type === 'tool_call' && toolCall.output).toMatch(/confirmed automatically/);
+    const stored = store.display.get('root') ?? [];
+    const plan = stored.find((m) => m.isPlan);
+    expect(plan?.role).toBe('assistant');
+    // Order in the model's view: tool call, its result, then the plan.
+    const final = llm.requests[3]?.messages.filter((m) => m.role !== 'system') ?? [];
+    expect(final.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(store.logRows).toHaveLength(1);
+  });
+
+  it('re-plans with a reason, replacing the todo', async () => {
+    const store = new MemoryStore();
+    await store.sessions.create({ id: 'root', kind: 'chat', profile: 'default', cwd: '/', title: '', model: 'm' });
+    await store.state.setTodos('root', [{ id: 1, text: 'old step', status: 'done' }]);
+    const { agent, llm } = setup(
+      [{ toolCalls: [{ name: 'plan', arguments: { reason: 'tests fail differently', updated_goal: 'fix the lexer' } }] }, { content: ANALYSIS('simple') }, { content: '1. Fix the lexer — SELF' }, { content: 'ok' }],
+      store,
+    );
+    await collect(agent.runStream(options({ newSession: false })));
+    const analysisRequest = JSON.stringify(llm.requests[1]?.messages);
+    expect(analysisRequest).toContain('tests fail differently');
+    expect(analysisRequest).toContain('old step');
+    expect((await store.state.getTodos('root')).map((t) => t.text)).toEqual(['Fix the lexer']);
+  });
+});
+
+describe('sub-agents', () => {
+  it('runs a blocking sub-agent whose events are forwarded live and whose answer is the tool result', async () => {
+    const { agent, store } = setup([
+      { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'count the files', profile_id: 'researcher' } }] },
+      { toolCalls: [{ name: 'list_dir', arguments: {} }] },
+      { content: 'There are 0 files.' },
+      { content: 'The sub-agent says there are no files.' },
+    ]);
+    const { events, outcome } = await collect(agent.runStream(options()));
+    expect(outcome.text).toBe('The sub-agent says there are no files.');
+    const forwarded = events.filter((e) => e.is_subagent === true);
+    expect(forwarded.length).toBeGreaterThan(3);
+    expect(forwarded[0]?.agent_path).toEqual(['default', 'researcher']);
+    expect(forwarded.some((e) => e.type === 'tool_call' && e.name === 'list_dir')).toBe(true);
+    const spawn = events.find((e) => e.type === 'tool_call' && e.name === 'spawn_agent' && e.is_subagent !== true);
+    expect(spawn).toMatchObject({ ok: true, output: 'There are 0 files.' });
+    const sub = [...store.rows.values()].find((s) => s.kind === 'subagent');
+    expect(sub?.parentId).toBe('root');
+    // The sub-agent's context lives in memory only; its messages are kept for the record.
+    expect(store.view.get(sub?.id ?? '')).toBeUndefined();
+    expect(store.display.get(sub?.id ?? '')?.length).toBe(4);
+  });
+
+  it('reports a sub-agent that times out, and the parent carries on', async () => {
+    const { agent } = setup([{ toolCalls: [{ name: 'spawn_agent', arguments: { task: 'think forever', timeout_seconds: 1 } }] }, { hang: true }, { content: 'gave up on it' }]);
+    const started = Date.now();
+    const { events, outcome } = await collect(agent.runStream(options()));
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(outcome.text).toBe('gave up on it');
+    const spawn = events.find((e) => e.type === 'tool_call' && e.name === 'spawn_agent' && e.is_subagent !== true);
+    expect(spawn).toMatchObject({ ok: false });
+    expect(spawn?.type === 'tool_call' && spawn.output).toMatch(/timed out after 1 s/);
+  });
+
+  it('runEphemeral returns [text, false] at the iteration limit, with session-aware tools on the parent', async () => {
+    const store = new MemoryStore();
+    await store.sessions.create({ id: 'parent', kind: 'chat', profile: 'default', cwd: '/', title: '', model: 'm' });
+    const loop: ScriptedTurn = { toolCalls: [{ name: 'scratchpad', arguments: { action: 'write', key: 'k', value: 'v' } }] };
+    const { agent } = setup([loop, loop, loop], store);
+    const base = options();
+    const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, ...rest } = base;
+    const [text, completed] = await agent.runEphemeral('loop', 'default', { parentSessionId: 'parent', maxIterations: 2, signal, base: rest, parentAgentPath: ['default'], depth: 1 });
+    expect(completed).toBe(false);
+    expect(typeof text).toBe('string');
+    expect(await store.state.getScratchpad('parent')).toEqual([expect.objectContaining({ key: 'k', value: 'v' })]);
+  });
+});
+
+describe('switch_profile', () => {
+  it('takes effect on the next model call: new tools and a new system prompt', async () => {
+    const { agent, llm } = setup([{ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'researcher' } }] }, { content: 'now read-only' }]);
+    await collect(agent.runStream(options()));
+    const before = llm.requests[0]?.tools?.map((t) => t.function.name) ?? [];
+    const after = llm.requests[1]?.tools?.map((t) => t.function.name) ?? [];
+    expect(before).toContain('write_file');
+    expect(after).not.toContain('write_file');
+    expect(llm.requests[1]?.messages[0]?.content).not.toBe(llm.requests[0]?.messages[0]?.content);
+  });
+
+  it('refuses an unknown profile as a result the model reads', async () => {
+    const { agent } = setup([{ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'nope' } }] }, { content: 'ok' }]);
+    const { events } = await collect(agent.runStream(options()));
+    expect(events.find((e) => e.type === 'tool_call')).toMatchObject({ ok: false });
+  });
+});
+
+describe('long-term memory', () => {
+  it('remembers a fact and injects it into the next run as a system message after the system prompt', async () => {
+    const store = new MemoryStore();
+    const first = setup([{ toolCalls: [{ name: 'remember', arguments: { fact: 'The user prefers tabs.' } }] }, { content: 'noted' }], store);
+    await collect(first.agent.runStream(options()));
+    expect(store.memoryRows.map((m) => m.fact)).toEqual(['The user prefers tabs.']);
+    const second = setup([{ content: 'hi' }], store);
+    await collect(second.agent.runStream(options({ sessionId: 'other' })));
+    const memory = second.llm.requests[0]?.messages[1];
+    expect(memory?.role).toBe('system');
+    expect(memory?.content).toContain('## What I remember about the user');
+    expect(memory?.content).toContain('The user prefers tabs.');
+  });
+
+  it('forgets by id', async () => {
+    const store = new MemoryStore();
+    const rec = await store.memories.add('local', 'fact', 'tool');
+    const { agent } = setup([{ toolCalls: [{ name: 'forget', arguments: { id: rec.id } }] }, { content: 'ok' }], store);
+    await collect(agent.runStream(options()));
+    expect(store.memoryRows).toHaveLength(0);
+  });
+
+  it.each([
+    ['["The user uses pnpm."]', ['The user uses pnpm.']],
+    ['Here you go:\n```json\n["a", "b"]\n```', ['a', 'b']],
+    ['[]', []],
+    ['nothing new', []],
+    ['[1, "x"]', ['x']],
+  ])('parseFacts(%j)', (text, want) => {
+    expect(parseFacts(text)).toEqual(want);
+  });
+});
+
+describe('compression inside a turn', () => {
+  it('compresses mid-turn when the estimate reaches 80% of num_ctx, archives what it replaced, and still answers', async () => {
+    // Planner and summariser calls are the ones without reasoning (think: false).
+    let toolTurns = 0;
+    const llm = new ScriptedLlm((req) => {
+      if (!req.think) return { content: 'Summary: wrote files f0..fN with 3000 x each.' };
+      if (toolTurns < 8) {
+        const n = toolTurns++;
+        return { toolCalls: [{ name: 'write_file', arguments: { path: `f${n}.txt`, content: 'x'.repeat(3000) } }], promptTokens: 0 };
+      }
+      return { content: 'all written' };
+    });
+    const store = new MemoryStore();
+    const agent = new Agent({ llm, store: Promise.resolve(store), tools: registry, profiles });
+    const { events, outcome } = await collect(agent.runStream(options({ numCtx: 6000, numCtxExplicit: true })));
+    expect(outcome).toMatchObject({ stopReason: 'completed', text: 'all written' });
+    expect(events.some((e) => e.type === 'compression_started')).toBe(true);
+    expect(events.some((e) => e.type === 'context_compressed')).toBe(true);
+    expect(store.archiveRows.length).toBeGreaterThan(0);
+    for (const req of llm.requests.filter((r) => r.think)) {
+      const chars = JSON.stringify(req.messages).length + JSON.stringify(req.tools ?? []).length;
+      expect(Math.ceil(chars / 3)).toBeLessThanOrEqual(6000);
+    }
+    // The display buffer keeps everything; the stored context is the compressed view.
+    expect(store.display.get('root')).toHaveLength(18);
+    expect((store.view.get('root') ?? []).length).toBeLessThan(18);
+  });
+});
