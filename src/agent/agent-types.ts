@@ -17,6 +17,8 @@ export interface AgentDeps {
   user?: string;
   /** Per-message view truncation budget in tokens; 0 → num_ctx/6 (CONTEXT_MESSAGE_TOKEN_BUDGET). */
   messageTokenBudget?: number;
+  /** Names of the project's user tools (registered in `tools`), offered per profile. */
+  userTools?: readonly string[];
   /** Ask a person to confirm a complex plan (interactive runs only). */
   confirmPlan?: (planText: string) => Promise<boolean>;
 }

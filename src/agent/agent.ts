@@ -15,9 +15,9 @@ import type { AgentDeps, SubagentTurn, TurnOptions, TurnOutcome } from './agent-
 import { ContextBuilder } from './context-builder.js';
 import type { AgentEvent } from './events.js';
 import { runWithContext, type SpawnArgs } from './run-context.js';
-import { toolsForProfile, Turn, type TurnServices } from './turn.js';
+import { effectiveNumCtx, toolsForProfile, Turn, type TurnServices } from './turn.js';
 import { compressTurn } from './compression-service.js';
-import { truncateForView, viewBudget } from './compression/index.js';
+import { compressionSettings, NothingToCompactError, truncateForView, viewBudget, wouldCompress } from './compression/index.js';
 import { extractMemories } from './memory-extraction.js';
 import { planForTurn } from './plan-service.js';
 
@@ -106,6 +106,23 @@ export class Agent {
     } as AsyncGenerator<AgentEvent, TurnOutcome>;
   }
 
+  /**
+   * Forced compression of a stored session (seed 000 compact_stream, `navi sessions compact`):
+   * bypasses the threshold; `NothingToCompactError` when there is nothing older than what is kept.
+   */
+  async *compactStream(opts: TurnOptions): AsyncGenerator<AgentEvent, void> {
+    const profile = this.deps.profiles.profiles.get(opts.profileId);
+    if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${opts.profileId}'`);
+    const services: TurnServices = { ...this.services, spawn: (turn, args) => this.spawn(turn, args) };
+    const turn = new Turn(this.deps, opts, this.builder, services, profile);
+    const store = await this.deps.store;
+    turn.replaceContext(await store.context.load(opts.sessionId));
+    const info = await this.deps.llm.showModel(turn.model, opts.signal).catch(() => null);
+    turn.numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
+    if (!wouldCompress(turn.context, compressionSettings(profile).keepRecent)) throw new NothingToCompactError();
+    yield* compressTurn(turn, this.deps, 'manual');
+  }
+
   /** A sub-agent (seed 000 run_ephemeral): `[text, completedNormally]`. */
   async runEphemeral(message: string, profileId: string, opts: EphemeralOptions): Promise<[string, boolean]> {
     const out = await this.runEphemeralOutcome(message, profileId, opts);
@@ -122,7 +139,7 @@ export class Agent {
       parentSessionId: opts.parentSessionId,
       systemPrompt: this.subagentSystemPrompt(profile, opts),
       ...(opts.contextTransfer ? { contextTransfer: opts.contextTransfer } : {}),
-      toolNames: toolsForProfile(profile, has, true),
+      toolNames: toolsForProfile(profile, has, true, this.deps.userTools),
       excludeTools: opts.excludeTools ?? [],
       autoPlan: profile.settings.subagent_planning_enabled,
       agentPath: [...opts.parentAgentPath, profile.id],

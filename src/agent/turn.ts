@@ -29,11 +29,16 @@ export function effectiveNumCtx(configured: number, explicit: boolean, contextLe
   return Math.min(configured, contextLength);
 }
 
-/** Tools the profile may call that exist in the registry, in profile order. */
-export function toolsForProfile(profile: Profile, has: (name: string) => boolean, subagent = false): string[] {
+/**
+ * Tools the profile may call that exist in the registry, in profile order, then the project's
+ * user tools unless the profile opts out (`user_tools_enabled: false`).
+ */
+export function toolsForProfile(profile: Profile, has: (name: string) => boolean, subagent = false, userTools: readonly string[] = []): string[] {
   const { agent, subagent: sub } = profile.settings.tools;
   const wanted = subagent && sub.length > 0 ? sub : agent;
-  return wanted.filter(has);
+  const names = wanted.filter(has);
+  if (profile.settings.user_tools_enabled) for (const t of userTools) if (!names.includes(t)) names.push(t);
+  return names;
 }
 
 function callId(iteration: number, index: number, call: ToolCallRequest): string {
@@ -141,7 +146,7 @@ export class Turn implements TurnHost {
 
   private loadTools(): void {
     const has = (n: string): boolean => this.deps.tools.has(n);
-    let names = this.opts.subagent?.toolNames ?? toolsForProfile(this.profile, has, this.isSubagent);
+    let names = this.opts.subagent?.toolNames ?? toolsForProfile(this.profile, has, this.isSubagent, this.deps.userTools);
     const excluded = new Set(this.opts.subagent?.excludeTools ?? []);
     if (!this.profile.settings.planning_enabled) excluded.add('plan');
     names = names.filter((n) => !excluded.has(n));

@@ -68,7 +68,7 @@ export async function main(args: string[]): Promise<void> {
           .example('$0 run -s SESSION_ID "now fix the first one"', 'continue a session'),
       lazy(async () => (await import('./commands/run.js')).runCommand, sink),
     )
-    .command('sessions', 'List, show, delete sessions', (y) =>
+    .command('sessions', 'List, show, delete and compact sessions', (y) =>
       y
         .command(
           'list',
@@ -88,7 +88,13 @@ export async function main(args: string[]): Promise<void> {
           (yy) => yy.positional('id', { type: 'string', demandOption: true }),
           lazy(async () => (await import('./commands/sessions.js')).sessionsRemove, sink),
         )
-        .demandCommand(1, 'name a sessions subcommand: list, show, rm'),
+        .command(
+          'compact <id>',
+          "Compress a session's context now (the model summarises older messages; history is kept)",
+          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          lazy(async () => (await import('./commands/compact.js')).sessionsCompact, sink),
+        )
+        .demandCommand(1, 'name a sessions subcommand: list, show, rm, compact'),
     )
     .command('profiles', 'List and show profiles', (y) =>
       y
@@ -100,6 +106,17 @@ export async function main(args: string[]): Promise<void> {
           lazy(async () => (await import('./commands/profiles.js')).profilesShow, sink),
         )
         .demandCommand(1, 'name a profiles subcommand: list, show'),
+    )
+    .command('memory', 'Long-term memory facts (what navi remembers about you)', (y) =>
+      y
+        .command('list', 'List remembered facts', {}, lazy(async () => (await import('./commands/memory.js')).memoryList, sink))
+        .command(
+          'forget <id>',
+          'Forget one fact by id',
+          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          lazy(async () => (await import('./commands/memory.js')).memoryForget, sink),
+        )
+        .demandCommand(1, 'name a memory subcommand: list, forget'),
     )
     .command('db', 'Database maintenance', (y) =>
       y

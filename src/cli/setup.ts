@@ -10,6 +10,7 @@ import { loadConfig } from '../config/load.js';
 import { InvalidInputError } from '../errors.js';
 import type { ProfileSet } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import type { GlobalArgs } from './global-args.js';
 import { Output } from './output.js';
 
@@ -59,6 +60,23 @@ export function setup(argv: GlobalArgs, output: Output = createOutput(argv)): Cl
 export async function profilesFor(cwd: string): Promise<ProfileSet> {
   const { loadProfiles, shippedProfilesDir } = await import('../profiles/load.js');
   return loadProfiles({ shippedDir: shippedProfilesDir(), projectDir: resolve(cwd, 'profiles') });
+}
+
+/** The tool registry of a run: built-ins, agent-level tools and the project's user tools. */
+export async function toolsFor(cwd: string, config: NaviConfig): Promise<{ registry: ToolRegistry; userTools: string[] }> {
+  const [{ builtinTools }, { agentTools }, { ToolRegistry: Registry }] = await Promise.all([
+    import('../tools/builtin/index.js'),
+    import('../agent/agent-tools.js'),
+    import('../tools/registry.js'),
+  ]);
+  const builtins = [...builtinTools(), ...agentTools()];
+  const { loadUserTools, userToolDirs } = await import('../tools/user-tools.js');
+  const user = await loadUserTools({
+    dirs: userToolDirs(cwd, config.tools.paths ?? []),
+    builtinNames: new Set([...builtins.map((t) => t.name), 'loop_signal']),
+    cwd,
+  });
+  return { registry: new Registry([...builtins, ...user]), userTools: user.map((t) => t.name) };
 }
 
 /** Opens the configured database (PGlite by default), migrating it on first use. */

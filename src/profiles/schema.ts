@@ -19,6 +19,9 @@ export const DEFAULT_AGENT_TOOLS: readonly string[] = Object.freeze([
   'scratchpad',
   'plan',
   'spawn_agent',
+  'switch_profile',
+  'remember',
+  'forget',
 ]);
 
 const toolName = z
@@ -42,6 +45,8 @@ export const ProfileSettingsSchema = z.strictObject({
   subagent_planning_enabled: bool().default(false),
   /** After each turn, ask the model for lasting facts about the user and remember them. */
   memory_extraction_enabled: bool().default(false),
+  /** Offer the project's user tools (./tools/, tools.paths) beside the listed tools. */
+  user_tools_enabled: bool().default(true),
   // A turn of more than a few hundred tool calls is a runaway, not a plan.
   max_iterations: intBetween(1, 500).default(40),
   tools: z

@@ -31,6 +31,8 @@ export interface ProfileSettings {
   subagent_planning_enabled: boolean;
   /** Post-turn worker: extract lasting facts about the user into long-term memory. */
   memory_extraction_enabled: boolean;
+  /** Offer the project's user tools (./tools/, tools.paths) beside the listed tools. */
+  user_tools_enabled: boolean;
   /** Tool-loop iterations per turn. */
   max_iterations: number;
   tools: {

@@ -33,7 +33,7 @@
  *   one message listing every problem by file.
  */
 import { execFile } from 'node:child_process';
-import { readdir, stat } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
@@ -304,6 +304,14 @@ function defineUserTool(
   };
 }
 
+/**
+ * Whether a file's source mentions what a tool module must export (`execute` and `parameters`).
+ * A build script in the project's ./tools/ mentions neither, so it is never imported (= run).
+ */
+export function looksLikeToolModule(source: string): boolean {
+  return /\bexecute\b/.test(source) && /\bparameters\b/.test(source);
+}
+
 interface ModuleFile {
   file: string;
   display: string;
@@ -352,6 +360,10 @@ async function listModules(options: LoadUserToolsOptions, display: (file: string
       if (!LOADABLE.has(ext)) continue;
       try {
         if (!(await stat(file)).isFile()) continue;
+        // Importing runs a module's code. In the default ./tools/ (which many projects use for
+        // their own scripts) only files that look like navi tools are imported; a directory the
+        // user configured is trusted as a whole.
+        if (dir.optional && !looksLikeToolModule(await readFile(file, 'utf8'))) continue;
       } catch {
         continue; // a dangling symlink is not a module
       }

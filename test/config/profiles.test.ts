@@ -61,6 +61,7 @@ describe('shipped profiles', () => {
         anti_stall_threshold: 8,
         step_validation_enabled: false,
         subagent_planning_enabled: false,
+        memory_extraction_enabled: false,
       });
       // Sub-agents do not spawn sub-agents of their own: nesting stays one level deep.
       expect(p.settings.tools.subagent).not.toContain('spawn_agent');
@@ -134,6 +135,8 @@ describe('project profiles', () => {
       anti_stall_threshold: 8,
       step_validation_enabled: false,
       subagent_planning_enabled: false,
+      memory_extraction_enabled: false,
+      user_tools_enabled: true,
       max_iterations: 40,
       tools: { agent: [...DEFAULT_AGENT_TOOLS], subagent: [] },
     });

@@ -22,15 +22,16 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Exit code, exactly one `navi: …` line on stderr matching `pattern`, no stack trace. */
-function expectFailure(run: NaviResult, code: number, pattern: RegExp): string {
+/**
+ * Exit code, exactly one `navi: …` message on stderr (yargs' usage errors continue on a second
+ * line) matching `pattern`, and no stack trace.
+ */
+function expectFailure(run: NaviResult, code: number, pattern: RegExp): void {
   expect(run.code, describeRun(run)).toBe(code);
   expect(stackLines(run.stderr), 'no stack trace on stderr').toEqual([]);
   const lines = run.stderr.split('\n').filter((l) => l.startsWith('navi: '));
   expect(lines, `one navi: line in ${run.stderr}`).toHaveLength(1);
-  const line = lines[0] ?? '';
-  expect(line).toMatch(pattern);
-  return line;
+  expect(run.stderr).toMatch(pattern);
 }
 
 /** The json output of a failed run: exactly one valid result object on stdout. */

@@ -4,12 +4,9 @@
  */
 import { describeError } from '../../errors.js';
 import { createOllamaClient } from '../../llm/ollama-client.js';
-import { agentTools } from '../../agent/agent-tools.js';
-import { builtinTools } from '../../tools/builtin/index.js';
-import { ToolRegistry } from '../../tools/registry.js';
 import { unknownProfileTools } from '../../agent/agent.js';
 import type { GlobalArgs } from '../global-args.js';
-import { openConfiguredStore, profilesFor, setup, type CliSetup } from '../setup.js';
+import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from '../setup.js';
 
 interface Check {
   name: string;
@@ -42,11 +39,12 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
     checks.push(
       await check('profiles', async () => {
         const set = await profilesFor(cwd);
-        const registry = new ToolRegistry([...builtinTools(), ...agentTools()]);
+        const { registry, userTools } = await toolsFor(cwd, config);
         const problems = [...set.profiles.values()].flatMap((p) => unknownProfileTools(p, (n) => registry.has(n)).map((t) => `${p.id}: unknown tool ${t}`));
         if (!set.profiles.has(config.default_profile)) problems.push(`default_profile '${config.default_profile}' does not exist`);
         if (problems.length > 0) throw new Error(problems.join('; '));
-        return `${set.profiles.size} loaded (${[...set.profiles.keys()].join(', ')}); ${registry.names().length} built-in tools`;
+        const user = userTools.length > 0 ? `, user tools: ${userTools.join(', ')}` : '';
+        return `${set.profiles.size} loaded (${[...set.profiles.keys()].join(', ')}); ${registry.names().length - userTools.length} built-in tools${user}`;
       }),
     );
     checks.push(

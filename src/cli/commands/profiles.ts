@@ -1,12 +1,9 @@
 /** `navi profiles list|show`: no database, no model. */
 import { NotFoundError } from '../../errors.js';
 import { systemPromptFor } from '../../profiles/load.js';
-import { agentTools } from '../../agent/agent-tools.js';
-import { builtinTools } from '../../tools/builtin/index.js';
-import { ToolRegistry } from '../../tools/registry.js';
 import { toolsForProfile, unknownProfileTools } from '../../agent/agent.js';
 import type { GlobalArgs } from '../global-args.js';
-import { profilesFor, setup } from '../setup.js';
+import { profilesFor, setup, toolsFor } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
@@ -38,8 +35,8 @@ export async function profilesShow(argv: Args): Promise<number> {
   const id = String(argv.id);
   const profile = set.profiles.get(id);
   if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${id}'; available: ${[...set.profiles.keys()].join(', ')}`);
-  const registry = new ToolRegistry([...builtinTools(), ...agentTools()]);
-  const tools = toolsForProfile(profile, (n) => registry.has(n));
+  const { registry, userTools } = await toolsFor(cwd, config);
+  const tools = toolsForProfile(profile, (n) => registry.has(n), false, userTools);
   const unknown = unknownProfileTools(profile, (n) => registry.has(n));
   const prompt = systemPromptFor(set, profile);
   const model = profile.settings.model ?? config.llm.model;

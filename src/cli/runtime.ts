@@ -1,0 +1,122 @@
+/**
+ * What the agent commands (`run`, `sessions compact`, and loop mode) build before they start:
+ * config, profiles, tools, the store (opening in the background), the agent, and the turn
+ * options every turn shares. Also the shared failure path: any error becomes one `error`
+ * event, a `result` and the SPEC §4 exit code.
+ */
+import { Agent, unknownProfileTools, type TurnOptions } from '../agent/agent.js';
+import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } from '../errors.js';
+import { createOllamaClient } from '../llm/ollama-client.js';
+import type { Profile, ProfileSet } from '../profiles/types.js';
+import type { Store } from '../store/types.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { createRedactor } from '../tools/redact.js';
+import { askYesNo } from './ask.js';
+import type { GlobalArgs } from './global-args.js';
+import type { Output } from './output.js';
+import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from './setup.js';
+
+export interface Runtime extends CliSetup {
+  profiles: ProfileSet;
+  registry: ToolRegistry;
+  userTools: string[];
+  store: Promise<Store>;
+  agent: Agent;
+  interactive: boolean;
+}
+
+/** Whose long-term memories apply: the OS user (memories are per user, SPEC §9). */
+export function userName(env: Record<string, string | undefined>): string {
+  return env.USER ?? env.LOGNAME ?? 'local';
+}
+
+export async function createRuntime(args: GlobalArgs, output: Output): Promise<Runtime> {
+  const base = setup(args, output);
+  const { cwd, env, config } = base;
+  const [profiles, tools] = await Promise.all([profilesFor(cwd), toolsFor(cwd, config)]);
+  const store = openConfiguredStore(config, env);
+  // Never an unhandled rejection: whoever awaits the store reports a failed open.
+  store.catch(() => undefined);
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && !('CI' in env);
+  const agent = new Agent({
+    llm: createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: config.llm.first_chunk_timeout_s, chunkTimeoutS: config.llm.chunk_timeout_s }),
+    store,
+    tools: tools.registry,
+    profiles,
+    userTools: tools.userTools,
+    user: userName(env),
+    messageTokenBudget: config.context_message_token_budget,
+    ...(interactive
+      ? {
+          confirmPlan: async (plan: string): Promise<boolean> => {
+            output.diagnostic(`\n${plan}\n`);
+            return askYesNo('Proceed with this plan? [Y/n] ');
+          },
+        }
+      : {}),
+  });
+  return { ...base, profiles, registry: tools.registry, userTools: tools.userTools, store, agent, interactive };
+}
+
+/** The profile to run, checked: it exists and every tool it lists exists. */
+export function resolveProfile(rt: Runtime, id: string): Profile {
+  const profile = rt.profiles.profiles.get(id);
+  if (!profile) {
+    throw new InvalidInputError('profile_not_found', `unknown profile '${id}'; available: ${[...rt.profiles.profiles.keys()].join(', ')}`);
+  }
+  const unknown = unknownProfileTools(profile, (n) => rt.registry.has(n));
+  if (unknown.length > 0) {
+    throw new InvalidInputError(
+      'profile_invalid',
+      `${profile.dir}/config.json: tools: unknown tool(s) ${unknown.join(', ')}; available: ${rt.registry.names().join(', ')}`,
+    );
+  }
+  return profile;
+}
+
+/** Turn options shared by every turn of this invocation. */
+export function turnBase(rt: Runtime, signal: AbortSignal): Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId'> {
+  const { config, env } = rt;
+  const heartbeat = Number(env.NAVI_HEARTBEAT_MS);
+  return {
+    model: config.llm.model,
+    cwd: rt.cwd,
+    numCtx: config.llm.num_ctx,
+    numCtxExplicit: rt.explicit.has('llm.num_ctx'),
+    think: config.llm.think,
+    keepAlive: config.llm.keep_alive,
+    temperature: config.llm.temperature,
+    signal,
+    interactive: rt.interactive,
+    shell: {
+      allow: config.tools.shell.allow,
+      deny: config.tools.shell.deny,
+      timeoutS: config.tools.shell.timeout_s,
+      maxOutputBytes: config.tools.shell.max_output_bytes,
+    },
+    redact: createRedactor(env),
+    ...(Number.isFinite(heartbeat) && heartbeat > 0 ? { heartbeatMs: heartbeat } : {}),
+  };
+}
+
+/** Any failure as an `error` event (stream-json), a `result`, and its exit code. */
+export async function reportFailure(output: Output, err: unknown, ctx: { interrupted: boolean; started: number; sessionId: string; runId?: string }): Promise<number> {
+  const interrupted = ctx.interrupted && !isNaviError(err);
+  const status: ExitStatus = interrupted ? 'interrupted' : isNaviError(err) ? err.status : 'error';
+  const code = interrupted ? 'interrupted' : isNaviError(err) ? err.code : 'unexpected_error';
+  const message = isNaviError(err) ? err.message : interrupted ? 'interrupted' : `unexpected error: ${describeError(err)}`;
+  if (!isNaviError(err) && process.env.NAVI_DEBUG && err instanceof Error) process.stderr.write(`${err.stack ?? ''}\n`);
+  output.setSession(ctx.sessionId, ctx.runId);
+  if (output.mode === 'stream-json') output.event({ type: 'error', code, message });
+  await output.result({
+    status,
+    reason: code,
+    exit_code: EXIT[status],
+    result: '',
+    num_turns: 0,
+    usage: { prompt_tokens: 0, completion_tokens: 0 },
+    duration_ms: Date.now() - ctx.started,
+    errors: [message],
+  });
+  return EXIT[status];
+}
