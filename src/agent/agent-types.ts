@@ -67,6 +67,8 @@ export interface TurnOptions {
   kind?: SessionKind;
   parentSessionId?: string | null;
   subagent?: SubagentTurn;
+  /** Registered tools offered on top of the profile's (loop mode adds `loop_signal`). */
+  extraTools?: string[];
 }
 
 export interface TurnOutcome {

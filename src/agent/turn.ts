@@ -150,6 +150,7 @@ export class Turn implements TurnHost {
     const excluded = new Set(this.opts.subagent?.excludeTools ?? []);
     if (!this.profile.settings.planning_enabled) excluded.add('plan');
     names = names.filter((n) => !excluded.has(n));
+    for (const extra of this.opts.extraTools ?? []) if (this.deps.tools.has(extra) && !names.includes(extra)) names.push(extra);
     this.toolNames = names;
     this.allowed = new Set(names);
     this.schemas = this.deps.tools.schemas(names);

@@ -4,21 +4,11 @@
  * never overwrites.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cleanEnv, runNavi, stackLines } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
-import { LONG_SCENARIO_TIMEOUT_MS, SCENARIO_TIMEOUT_MS, describeRun, tempDir, scenario, writeFiles } from './helpers.js';
-
-/** A port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { LONG_SCENARIO_TIMEOUT_MS, SCENARIO_TIMEOUT_MS, closedPort, describeRun, scenario, tempDir, writeFiles } from './helpers.js';
 
 /** A working directory and an environment whose database path must stay nonexistent. */
 function noDatabase(): { cwd: string; dataDir: string; env: Record<string, string> } {

@@ -4,10 +4,11 @@
  * Everything is torn down when the test finishes.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
 import { validateEvent } from '../../src/agent/events.js';
-import { cleanEnv, makeTempDir, runNavi, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
+import { cleanEnv, makeTempDir, runNavi, stackLines, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
 import type { Backend, TestDatabase } from '../support/databases.js';
 import { startFakeOllama, type FakeOllama, type FakeScript, type RecordedRequest } from '../support/fake-ollama.js';
 
@@ -147,4 +148,37 @@ export function writeFiles(cwd: string, files: Record<string, string>): void {
 /** A one-line diagnostic for `expect(..., message)`: what the run printed. */
 export function describeRun(run: NaviResult): string {
   return `exit ${String(run.code)} signal ${String(run.signal)} timedOut ${String(run.timedOut)}\nstdout: ${run.stdout.slice(0, 2000)}\nstderr: ${run.stderr.slice(0, 2000)}`;
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Exit code, exactly one `navi: …` message on stderr (yargs' usage errors continue on a second
+ * line) matching `pattern`, and no stack trace.
+ */
+export function expectFailure(run: NaviResult, code: number, pattern: RegExp): void {
+  expect(run.code, describeRun(run)).toBe(code);
+  expect(stackLines(run.stderr), 'no stack trace on stderr').toEqual([]);
+  const lines = run.stderr.split('\n').filter((l) => l.startsWith('navi: '));
+  expect(lines, `one navi: line in ${run.stderr}`).toHaveLength(1);
+  expect(run.stderr).toMatch(pattern);
+}
+
+/** The json output of a failed run: exactly one valid result object on stdout. */
+export function expectJsonResult(run: NaviResult, status: string, reason: string | RegExp): Record<string, unknown> {
+  expect(run.lines, `stdout: ${run.stdout}`).toHaveLength(1);
+  const result = JSON.parse(run.stdout) as Record<string, unknown>;
+  expect(validateEvent(result)).toEqual([]);
+  expect(result.type).toBe('result');
+  expect(result.status).toBe(status);
+  expect(result.exit_code).toBe(run.code);
+  expect(result.reason).toMatch(reason);
+  return result;
 }

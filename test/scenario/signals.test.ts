@@ -161,33 +161,4 @@ forEachBackend((backend) => {
       }, SCENARIO_TIMEOUT_MS);
     }
   });
-
-  if (backend.kind === 'pglite') {
-    describe('one PGlite directory, two processes', () => {
-      it('the second navi exits 1 with a message naming the lock; the first is unaffected', async () => {
-        const s = await scenario(backend, {
-          turns: [{ first_chunk_delay_ms: 2_500, content: 'first answer' }, { content: 'second answer' }],
-        });
-        const first = s.start(['run', '-o', 'json', 'first']);
-        await until(() => s.chats().length === 1, 5_000, "the first run's chat request");
-        const lockFile = path.join(s.db.dataDir, 'navi.lock');
-        expect(fs.existsSync(lockFile)).toBe(true);
-
-        const second = await s.navi(['run', '-o', 'json', 'second']);
-        expect(second.code, describeRun(second)).toBe(1);
-        expect(second.stderr).toContain(lockFile);
-        expect(second.stderr).toMatch(new RegExp(`in use by process ${first.child.pid ?? 0}\\b`));
-        expect(second.stderr).toMatch(/DATABASE_URL/);
-        expect(JSON.parse(second.stdout)).toMatchObject({ type: 'result', status: 'error', reason: 'store_locked', exit_code: 1 });
-        // A locked-out run should fail before it spends a (possibly long) model call.
-        const secondCalls = s.chats().filter((r) => JSON.stringify(r.body).includes('"second"')).length;
-        expect(secondCalls, 'chat requests made by the locked-out run').toBe(0);
-
-        const done = await first.result;
-        expect(done.code, describeRun(done)).toBe(0);
-        expect(JSON.parse(done.stdout)).toMatchObject({ status: 'success', result: 'first answer' });
-        expect(fs.existsSync(lockFile), 'the lock is released at exit').toBe(false);
-      }, SCENARIO_TIMEOUT_MS);
-    });
-  }
 });
