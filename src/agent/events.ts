@@ -25,6 +25,156 @@ const usage = z.strictObject({
 export const stopReason = z.enum(['completed', 'max_iterations', 'context_too_large', 'interrupted']);
 export type StopReason = z.infer<typeof stopReason>;
 
+/** One completion indicator: met, not met, or not applicable to this run. */
+const indicatorValue = z.union([z.boolean(), z.literal('skipped')]);
+
+const indicators = z
+  .strictObject({
+    code_committed: indicatorValue,
+    tests_passing: indicatorValue,
+    code_simplified: indicatorValue,
+    docs_updated: indicatorValue,
+    ticket_closed: indicatorValue,
+    marker_created: indicatorValue,
+  })
+  .describe('the six completion indicators, derived from evidence');
+
+/** Which menu a loop decision answers. */
+const promptKind = z.enum(['approval', 'stagnation', 'max_iterations']).describe('approval (Continue/Adjust/Abort), stagnation (Continue/Clarify/Abort) or max_iterations (Extend/Complete/Abort)');
+
+/** The words of `--decisions` lines; Clarify (stagnation) is `adjust`. */
+const decisionWord = z.enum(['continue', 'adjust', 'abort', 'extend', 'complete']);
+
+/** How a loop ended (also the `loop_runs.status` stored). */
+const loopStatus = z.enum(['completed', 'incomplete', 'aborted', 'budget_exhausted', 'interrupted', 'failed']);
+
+/** Loop mode (SPEC §7): events of `navi loop` (and `navi run` when it enters loop mode). */
+const loopEventPayloads = {
+  loop_started: z.strictObject({
+    task_name: z.string().describe('task name (file name, `name:` or a slug of the prompt)'),
+    task: z.string().describe('the task prompt'),
+    source: z.string().describe('task file as given, or "command line"'),
+    resumed: z.boolean().describe('true for `--resume`'),
+    start_iteration: z.number().int().describe('the iteration about to run (1 for a fresh run)'),
+    max_iterations: z.number().int(),
+    stagnation_threshold: z.number().int(),
+    exit_requires_explicit_signal: z.boolean(),
+    iteration_approval: z.enum(['none', 'strict', 'periodic']),
+    periodic_interval: z.number().int(),
+    never_pause_on_stagnation: z.boolean(),
+    stagnation_diversify_strategy: z.enum(['combine', 'radical', 'reread']),
+    decisions: z.enum(['terminal', 'decisions_file', 'headless']).describe('where approval/stagnation/max-iterations answers come from'),
+    checks: z.array(z.string()).describe('names of the task\'s checks, run after every iteration'),
+    max_tokens: z.number().int().nullable().describe('token budget of the whole run (prompt + completion)'),
+    deadline_at: z.string().nullable().describe('ISO time the run must end by'),
+    iteration_timeout_s: z.number().describe('seconds one iteration\'s agent turn may take'),
+    git_repo: z.boolean().describe('false: commit evidence is unknown (code_committed skipped)'),
+  }),
+  iteration_started: z.strictObject({
+    max_iterations: z.number().int(),
+    tokens_spent: z.number().int().describe('prompt + completion tokens of the run so far'),
+  }),
+  iteration_status: z.strictObject({
+    phase: z.enum(['INIT', 'RESEARCH', 'IMPL', 'VERIFY', 'COMPLETE']),
+    phase_reason: z.string().describe('which phase rule decided'),
+    max_iterations: z.number().int(),
+    progress: z.number().int().describe('percent: phase weight + met/total × 25'),
+    indicators,
+    skipped: z.record(z.string(), z.string()).describe('why each skipped indicator is skipped'),
+    heuristics_met: z.number().int(),
+    heuristics_total: z.number().int(),
+    exit_signal: z.boolean().describe('an accepted exit signal this iteration'),
+    state_hash: z.string().describe('navigator-compatible 6-hex MD5 state hash'),
+    previous_hash: z.string().nullable(),
+    stagnation_count: z.number().int(),
+    stagnation_threshold: z.number().int(),
+    next_action: z.string(),
+    evidence: z
+      .strictObject({
+        git_repo: z.boolean(),
+        files_read: z.array(z.string()),
+        files_changed: z.array(z.string()),
+        commits_since_start: z.number().int(),
+        uncommitted_tracked_changes: z.boolean(),
+        tool_calls: z.number().int(),
+        test_runs: z.array(z.strictObject({ command: z.string(), exit_code: z.number().int().nullable() })),
+        checks: z.array(
+          z.strictObject({
+            name: z.string(),
+            exit_code: z.number().int().nullable(),
+            duration_ms: z.number().int(),
+            timed_out: z.boolean(),
+          }),
+        ),
+        ticket_exit_code: z.number().int().nullable().optional(),
+      })
+      .describe('what the runner observed (summary; the full record is in `navi runs show`)'),
+    block: z.string().describe('the NAVIGATOR_STATUS block as printed'),
+  }),
+  exit_gate: z.strictObject({
+    decision: z.enum(['exit', 'continue', 'blocked']),
+    reason: z.string().describe('e.g. "BLOCKED: Exit signal but only 1/5 heuristics"'),
+    heuristics_met: z.number().int(),
+    heuristics_total: z.number().int(),
+    exit_signal: z.boolean(),
+    signal: z
+      .strictObject({
+        source: z.enum(['tool', 'v2', 'v3']),
+        reason: z.string(),
+        accepted: z.boolean(),
+        rejected: z.string().optional().describe('why it was not taken as an exit'),
+      })
+      .nullable()
+      .describe('the exit signal the model gave this iteration, if any'),
+    feedback: z.string().optional().describe('what the next iteration tells the model'),
+  }),
+  approval_requested: z.strictObject({
+    prompt: promptKind,
+    question: z.string(),
+    options: z.array(z.string()),
+    block: z.string().optional().describe('the STAGNATION DETECTED / MAX ITERATIONS REACHED block'),
+  }),
+  approval_decision: z.strictObject({
+    prompt: promptKind,
+    decision: decisionWord,
+    choice: z.string().describe('the option taken as shown: Continue, Adjust, Clarify, Abort, Extend, Complete'),
+    source: z.enum(['terminal', 'decisions_file', 'headless']),
+    feedback: z.string().optional(),
+    line: z.number().int().optional().describe('line of the --decisions input'),
+  }),
+  stagnation_detected: z.strictObject({
+    reason: z.enum(['same_state', 'oscillation']),
+    count: z.number().int(),
+    period: z.number().int().optional().describe('oscillation cycle length (2 or 3)'),
+    threshold: z.number().int(),
+    state_hash: z.string(),
+    hash_history: z.array(z.string()).describe('recorded hashes since the last reset, current last'),
+    action: z.enum(['prompt', 'diversify', 'abort']),
+    block: z.string().describe('the STAGNATION DETECTED block'),
+  }),
+  diversified: z.strictObject({
+    strategy: z.enum(['combine', 'radical', 'reread']),
+    attempt: z.number().int().describe('1-based; the run aborts instead of a third'),
+    max_attempts: z.number().int(),
+    instruction: z.string().describe('what the next iteration tells the model'),
+    block: z.string(),
+  }),
+  loop_complete: z.strictObject({
+    status: loopStatus.describe('how the loop ended; resumable unless completed or aborted'),
+    reason: z.string(),
+    iterations: z.number().int().describe('last committed iteration'),
+    max_iterations: z.number().int(),
+    phase: z.string().nullable(),
+    state_hash: z.string().nullable(),
+    indicators: indicators.nullable(),
+    marker: z.string().nullable().describe('context marker written, relative to the working directory'),
+    resumable: z.boolean(),
+    resume_command: z.string().optional(),
+    block: z.string().optional().describe('the LOOP COMPLETE block (completed runs)'),
+    exit_line: z.string().optional().describe('{"v":2,"type":"exit",…} (completed runs)'),
+  }),
+} as const;
+
 /** Payload of each event type, without the envelope fields. */
 export const eventPayloads = {
   run_started: z.strictObject({
@@ -86,6 +236,7 @@ export const eventPayloads = {
     iterations: z.number().int().describe('tool-loop iterations used'),
     usage,
   }),
+  ...loopEventPayloads,
   result: z.strictObject({
     status: z.enum([
       'success',
@@ -105,8 +256,11 @@ export const eventPayloads = {
     num_turns: z.number().int().describe('model calls made'),
     usage,
     duration_ms: z.number().int(),
-    indicators: z.record(z.string(), z.boolean()).optional(),
-    state_hash: z.string().optional(),
+    indicators: z
+      .record(z.string(), indicatorValue)
+      .optional()
+      .describe('loop mode: the last iteration\'s six indicators (true, false or "skipped")'),
+    state_hash: z.string().optional().describe('loop mode: the last iteration\'s state hash'),
     errors: z.array(z.string()).describe('one-line error messages'),
   }),
 } as const;
@@ -122,7 +276,8 @@ export const envelope = z.strictObject({
   ts: z.string().describe('ISO-8601 time the event was emitted'),
   session_id: z.string().describe('"" only when the run failed before a session existed'),
   run_id: z.string().optional().describe('loop run id (loop mode)'),
-  iteration: z.number().int().optional().describe('tool-loop iteration (1-based) or loop iteration'),
+  iteration: z.number().int().optional().describe('tool-loop iteration (1-based) or, on loop events, the loop iteration'),
+  loop_iteration: z.number().int().optional().describe('loop mode: the loop iteration this event belongs to'),
   is_subagent: z.boolean().optional().describe('true for events forwarded from a sub-agent'),
   agent_path: z.array(z.string()).optional().describe('profile ids from the root agent down to the emitter'),
 });
@@ -130,7 +285,7 @@ export type Envelope = z.infer<typeof envelope>;
 
 /** An event as the agent core yields it: a payload plus optional context. */
 export type AgentEvent = {
-  [K in Exclude<EventType, 'result'>]: { type: K; iteration?: number; is_subagent?: boolean; agent_path?: string[] } & EventPayload<K>;
+  [K in Exclude<EventType, 'result'>]: { type: K; iteration?: number; loop_iteration?: number; is_subagent?: boolean; agent_path?: string[] } & EventPayload<K>;
 }[Exclude<EventType, 'result'>];
 
 /** An event as written to stdout. */

@@ -31,6 +31,11 @@ export class SerialWriter {
     });
   }
 
+  /** Throws a failure already known (e.g. the store could not be opened) without waiting. */
+  throwIfFailed(): void {
+    if (this.failure !== null) throw this.failure;
+  }
+
   /** Waits for every queued write; throws the first failure. */
   async flush(): Promise<void> {
     await this.tail;

@@ -336,6 +336,8 @@ export class Turn implements TurnHost {
         return await this.finish('context_too_large');
       }
 
+      // A store that failed to open (locked, unreachable) ends the run before a model call.
+      this.writer.throwIfFailed();
       const stream = llm.chatStream({
         model: this.model,
         messages: request,

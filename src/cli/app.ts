@@ -3,7 +3,7 @@
  * runs, so `--help` and light commands stay fast and open no database or model client.
  */
 import yargs, { type Argv } from 'yargs';
-import { EXIT } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import type { GlobalArgs } from './global-args.js';
 import { reportFatal } from './fatal.js';
 
@@ -37,6 +37,15 @@ function lazy(load: () => Promise<Handler>, sink: { code: number }): (argv: Reco
     const handler = await load();
     sink.code = await handler(argv as GlobalArgs & Record<string, unknown>);
   };
+}
+
+/** yargs lists an unknown `--foo-bar` twice (also as `fooBar`); name it once, as typed. */
+export function dedupeUnknown(msg: string): string {
+  const m = /^(Unknown arguments?): (.*)$/.exec(msg);
+  if (!m) return msg;
+  const names = (m[2] ?? '').split(', ');
+  const kept = names.filter((n) => !(/[A-Z]/.test(n) && names.includes(n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))));
+  return `${kept.length === 1 ? 'Unknown argument' : 'Unknown arguments'}: ${kept.join(', ')}`;
 }
 
 /** A reader that went away (`navi sessions list | head`) is not an error worth a stack trace. */
@@ -141,8 +150,8 @@ export async function main(args: string[]): Promise<void> {
         y.showHelp((s: string) => process.stdout.write(`${s}\n`));
         return;
       }
-      process.stderr.write(`navi: ${msg}\nRun 'navi --help' for usage.\n`);
-      sink.code = EXIT.invalid_input;
+      // Throwing stops yargs from running the command; main() reports it with exit 2.
+      throw new InvalidInputError('usage', `${dedupeUnknown(msg)}\nRun 'navi --help' for usage.`);
     });
 
   try {

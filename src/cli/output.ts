@@ -4,8 +4,10 @@
  * - json: exactly one JSON object (the `result` event) on stdout at the end;
  * - stream-json: one event per line, written as it happens, ending with `result`.
  */
+import { writeSync } from 'node:fs';
 import type { AgentEvent, EventPayload, WireEvent } from '../agent/events.js';
 import { SCHEMA_VERSION } from '../agent/events.js';
+import { isLoopEvent, loopEventText, type LoopTextOptions } from './loop-text.js';
 import { createProgress, type Progress } from './progress.js';
 
 export type OutputMode = 'text' | 'json' | 'stream-json';
@@ -29,6 +31,7 @@ export class Output {
   private atLineStart = true;
   private wroteText = false;
   private readonly progress: Progress;
+  private loopText: LoopTextOptions = { showStatusBlock: true };
 
   constructor(private readonly opts: OutputOptions) {
     this.progress = createProgress({
@@ -46,6 +49,11 @@ export class Output {
   setSession(sessionId: string, runId?: string): void {
     this.sessionId = sessionId;
     this.runId = runId;
+  }
+
+  /** Loop mode's display settings (text mode). */
+  setLoopDisplay(opts: LoopTextOptions): void {
+    this.loopText = opts;
   }
 
   private envelope(type: string): WireEvent {
@@ -91,7 +99,19 @@ export class Output {
     this.renderText(ev);
   }
 
+  /** A block of text on stdout, on lines of its own with a blank line before it. */
+  private block(s: string): void {
+    this.progress.stop();
+    this.text(`${this.atLineStart ? (this.wroteText ? '\n' : '') : '\n\n'}${s}\n`);
+  }
+
   private renderText(ev: AgentEvent): void {
+    if (isLoopEvent(ev)) {
+      const shown = loopEventText(ev, this.loopText);
+      if (shown.out !== undefined) this.block(shown.out);
+      if (shown.progress !== undefined) this.progress.update(shown.progress);
+      return;
+    }
     switch (ev.type) {
       case 'text_delta':
         this.progress.stop();
@@ -152,6 +172,20 @@ export class Output {
       if (payload.status !== 'success' && !this.opts.quiet) for (const e of payload.errors) this.opts.stderr.write(`navi: ${e}\n`);
     }
     await drain(this.opts.stdout);
+  }
+
+  /**
+   * The final event written synchronously, for a forced exit (second Ctrl-C) where there is no
+   * time to wait for the stream. Text mode writes nothing to stdout.
+   */
+  resultSync(payload: ResultPayload): void {
+    this.progress.stop();
+    if (this.opts.mode === 'text') return;
+    try {
+      writeSync(1, `${JSON.stringify({ ...this.envelope('result'), ...payload })}\n`);
+    } catch {
+      // stdout is gone or full: nothing more can be said.
+    }
   }
 
   close(): void {

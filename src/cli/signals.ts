@@ -12,12 +12,22 @@ export interface StopHandle {
   dispose(): void;
 }
 
-export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void): StopHandle {
+/**
+ * `onFirst` runs on the first signal (say "stopping…"); `onForce` runs synchronously just before
+ * a second SIGINT exits, so json modes can still write a final `result`.
+ */
+export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onForce?: () => void): StopHandle {
   const controller = new AbortController();
   let stoppedBy: NodeJS.Signals | null = null;
   const handler = (sig: NodeJS.Signals): void => {
     if (stoppedBy !== null) {
-      if (sig === 'SIGINT') process.exit(EXIT.interrupted);
+      if (sig === 'SIGINT') {
+        try {
+          onForce?.();
+        } finally {
+          process.exit(EXIT.interrupted);
+        }
+      }
       return;
     }
     stoppedBy = sig;

@@ -48,6 +48,23 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
+ * Process groups still running. If navi exits while one runs (a second Ctrl-C forces the exit
+ * before the SIGKILL grace timer fires), they are killed on the way out: nothing outlives navi.
+ */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const group of liveGroups) killGroup(group, 'SIGKILL');
+    });
+  }
+}
+
+/**
  * Spawns `/bin/sh -c command` detached (its own process group), stdin closed. On timeout or
  * abort the whole group gets SIGTERM, then SIGKILL after a grace period; after the shell
  * exits the group is killed too, so background children (`sleep 1000 &`) never outlive it.
@@ -67,6 +84,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<RunCommandRes
     detached: true,
   });
   const pid = child.pid;
+  if (pid !== undefined) trackGroup(pid);
   child.stdout?.on('data', (chunk: Buffer) => collector.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => collector.push(chunk));
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
@@ -120,6 +138,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<RunCommandRes
       totalBytes: collector.totalBytes,
     };
   } finally {
+    if (pid !== undefined) liveGroups.delete(pid);
     for (const t of timers) clearTimeout(t);
     opts.signal.removeEventListener('abort', onAbort);
   }

@@ -182,3 +182,12 @@ export function expectJsonResult(run: NaviResult, status: string, reason: string
   expect(result.reason).toMatch(reason);
   return result;
 }
+
+/** Polls `condition` every 25 ms; rejects after `timeoutMs` naming `what`. */
+export async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

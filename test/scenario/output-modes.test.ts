@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/agent/events.js';
-import { hasAnsi } from '../support/cli.js';
+import { hasAnsi, type JsonObject } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
 import type { FakeScript } from '../support/fake-ollama.js';
 import {
@@ -119,6 +119,30 @@ forEachBackend((backend) => {
       expect(usage.prompt_tokens).toBeGreaterThan(0);
       expect(usage.completion_tokens).toBeGreaterThan(0);
       expect(run.stderr).toBe('');
+    }, SCENARIO_TIMEOUT_MS);
+
+    it('stream-json: heartbeats during a silent prefill and a slow tool (NAVI_HEARTBEAT_MS)', async () => {
+      const s = await scenario(backend, {
+        turns: [
+          { tool_calls: [{ name: 'shell', arguments: { command: 'sleep 0.8' } }] },
+          { first_chunk_delay_ms: 1_000, content: 'slept' },
+        ],
+        on_exhausted: 'error',
+      });
+      const run = await s.navi(['run', '-o', 'stream-json', 'sleep a little'], { env: { NAVI_HEARTBEAT_MS: '200' } });
+      expect(run.code, describeRun(run)).toBe(0);
+      const events = expectValidStream(run);
+      const beats = eventsOf(events, 'heartbeat');
+      const waitingFor = (what: string): JsonObject[] => beats.filter((b) => b.waiting_for === what);
+      expect(waitingFor('tool').length).toBeGreaterThanOrEqual(1);
+      expect(waitingFor('model').length).toBeGreaterThanOrEqual(2);
+      const elapsed = waitingFor('model').map((b) => Number(b.elapsed_ms));
+      expect(elapsed).toEqual([...elapsed].sort((a, b) => a - b));
+      // The tool's heartbeats come between its start and its result.
+      const index = (ev: JsonObject | undefined): number => (ev === undefined ? -1 : events.indexOf(ev));
+      expect(index(waitingFor('tool')[0])).toBeGreaterThan(index(eventsOf(events, 'tool_started')[0]));
+      expect(index(waitingFor('tool')[0])).toBeLessThan(index(eventsOf(events, 'tool_call')[0]));
+      expect(resultOf(run)).toMatchObject({ status: 'success', result: 'slept' });
     }, SCENARIO_TIMEOUT_MS);
 
     it('reads the prompt from piped stdin and from --file', async () => {

@@ -1,7 +1,7 @@
 /**
  * Cooperative stop (SPEC §8, §4 exit 130): SIGINT/SIGTERM during a silent prefill stop the run
  * within a second with everything so far saved; a second SIGINT exits at once and leaves no tool
- * process behind. And SPEC §9: a second navi on a busy PGlite directory gets a clear lock error.
+ * process behind.
  */
 import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { NaviProcess } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
-import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectValidStream, resultOf, scenario, type Scenario } from './helpers.js';
+import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectValidStream, resultOf, scenario, until, type Scenario } from './helpers.js';
 
 /** SPEC §12: stop latency during prefill ≤ 1 s. */
 const STOP_LATENCY_MS = 1_000;
@@ -21,14 +21,6 @@ function processesMatching(marker: string): number[] {
     return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
   } catch {
     return []; // pgrep exits 1 when nothing matches
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 

@@ -210,15 +210,19 @@ function postgresBackend(adminUrl: string): Backend & { cleanup(): Promise<void>
 }
 
 /**
- * Declares the scenarios in `fn` once per backend, in a `describe` named after it. Databases
- * made with `backend.fresh()` are removed after the file.
+ * Declares the scenarios in `fn` once per backend, in a `describe` named after it (`only`: for
+ * behaviour of one backend, such as PGlite's directory lock). Databases made with
+ * `backend.fresh()` are removed after the file.
  */
-export function forEachBackend(fn: (backend: Backend) => void): void {
-  describe('PGlite', () => {
-    const backend = pgliteBackend();
-    afterAll(() => backend.cleanup());
-    fn(backend);
-  });
+export function forEachBackend(fn: (backend: Backend) => void, opts: { only?: BackendKind } = {}): void {
+  if (opts.only !== 'postgres') {
+    describe('PGlite', () => {
+      const backend = pgliteBackend();
+      afterAll(() => backend.cleanup());
+      fn(backend);
+    });
+  }
+  if (opts.only === 'pglite') return;
   const adminUrl = process.env.DATABASE_URL;
   describe.skipIf(!adminUrl)('PostgreSQL', () => {
     const backend = postgresBackend(adminUrl ?? '');

@@ -45,8 +45,9 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
   } catch (err) {
     return await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
   } finally {
-    stop.dispose();
     output.close();
+    // Close before removing the handlers: a Ctrl-C while closing still exits 130 cleanly.
     if (rt) await rt.store.then((s) => s.close(), () => undefined);
+    stop.dispose();
   }
 }

@@ -17,6 +17,27 @@ interface RunArgs extends GlobalArgs {
   file?: string;
   session?: string;
   maxIterations?: number;
+  /** `--no-loop` sets false: never enter loop mode. */
+  loop?: boolean;
+}
+
+/**
+ * Why this run should enter loop mode (SPEC §6): `loop_mode.enabled` or a trigger phrase in the
+ * prompt — unless `--no-loop`, "just do this once", `--session` (a loop has its own session), or
+ * this navi runs inside a loop already (loops never nest). Null: stay one-shot.
+ */
+async function loopEntry(args: RunArgs, prompt: string, cwd: string): Promise<string | null> {
+  if (args.loop === false || args.session !== undefined) return null;
+  const [{ detectLoopTrigger, isJustOnce }, { loadLoopConfig }, { LOOP_ENV }] = await Promise.all([
+    import('../../loop/triggers.js'),
+    import('../loop-runtime.js'),
+    import('../../loop/nesting.js'),
+  ]);
+  if (process.env[LOOP_ENV] || isJustOnce(prompt)) return null;
+  const trigger = detectLoopTrigger(prompt);
+  if (trigger !== null) return `entering loop mode: the prompt says "${trigger}" (pass --no-loop for one shot)`;
+  if (loadLoopConfig(args, cwd, []).config.loop_mode.enabled) return 'entering loop mode: loop_mode.enabled is true in the configuration (pass --no-loop for one shot)';
+  return null;
 }
 
 /** Reads all of a non-terminal stdin. */
@@ -77,15 +98,35 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
   const output = createOutput(args);
   let rt: Runtime | null = null;
   let sessionId = args.session ?? '';
-  const stop = installStopHandlers((sig) => {
-    if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, stopping… (Ctrl-C again to exit at once)`);
-  });
+  const stop = installStopHandlers(
+    (sig) => {
+      if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, stopping… (Ctrl-C again to exit at once)`);
+    },
+    () =>
+      output.resultSync({
+        status: 'interrupted',
+        reason: 'forced_exit',
+        exit_code: EXIT.interrupted,
+        result: '',
+        num_turns: 0,
+        usage: { prompt_tokens: 0, completion_tokens: 0 },
+        duration_ms: Date.now() - started,
+        errors: ['stopped at once by a second SIGINT; what was saved before it is kept'],
+      }),
+  );
   try {
     if (args.maxIterations !== undefined && (!Number.isInteger(args.maxIterations) || args.maxIterations < 1)) {
       throw new InvalidInputError('flag_invalid', `--max-iterations must be a positive integer (got ${String(args.maxIterations)})`);
     }
     // The prompt first: a run without one must not create or open a database.
     const prompt = await resolvePrompt(args, resolveCwd(args.cwd));
+    const entering = await loopEntry(args, prompt, resolveCwd(args.cwd));
+    if (entering !== null) {
+      stop.dispose();
+      output.close();
+      const { runLoopCommand } = await import('./loop.js');
+      return await runLoopCommand({ ...args, task: [], maxIterations: undefined }, { prompt, autoEntered: entering });
+    }
     rt = await createRuntime(args, output);
     let profileId = args.profile ?? rt.config.default_profile;
     const newSession = args.session === undefined;
@@ -133,8 +174,9 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
   } catch (err) {
     return await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
   } finally {
-    stop.dispose();
     output.close();
+    // Close before removing the handlers: a Ctrl-C while closing still exits 130 cleanly.
     if (rt) await rt.store.then((s) => s.close(), () => undefined);
+    stop.dispose();
   }
 }

@@ -1,0 +1,270 @@
+/**
+ * `navi loop <task.yaml | "free text">` and `navi loop --resume RUN` (SPEC §3, §6, §7): builds
+ * the run's task, configuration, decision source and budgets, drives the loop runner, renders
+ * its events and maps how it ended to the exit code (0 completed, 3 incomplete, 4 aborted,
+ * 5 budget exhausted, 130 interrupted). Also entered from `navi run` (trigger phrase or
+ * `loop_mode.enabled`).
+ */
+import { existsSync } from 'node:fs';
+import { homedir, hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { parseDuration, tryParseDuration } from '../../config/duration.js';
+import { loadConfig, type LoopOverride } from '../../config/load.js';
+import { EXIT, InvalidInputError, type ExitStatus } from '../../errors.js';
+import { headlessDecisions, type DecisionSource } from '../../loop/decisions.js';
+import { LOOP_ENV } from '../../loop/nesting.js';
+import { pidAlive } from '../../loop/ownership.js';
+import { planResume } from '../../loop/resume.js';
+import { runConfigOf, runTaskOf } from '../../loop/run-state.js';
+import { currentOwner, DEFAULT_ITERATION_TIMEOUT_MS, runLoop, type LoopOutcome, type LoopRunOptions } from '../../loop/runner.js';
+import { loadTaskFile, promptOnlyTask, taskLoopOverride, type Task } from '../../loop/task-file.js';
+import type { Store } from '../../store/types.js';
+import type { GlobalArgs } from '../global-args.js';
+import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
+import { createLoopRuntime } from '../loop-runtime.js';
+import type { Output } from '../output.js';
+import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
+import { openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
+import { installStopHandlers } from '../signals.js';
+
+export { LOOP_ENV };
+
+export interface LoopArgs extends GlobalArgs {
+  task?: string[];
+  maxIterations?: number;
+  approval?: 'none' | 'strict' | 'periodic';
+  neverPause?: boolean;
+  strategy?: 'combine' | 'radical' | 'reread';
+  decisions?: string;
+  resume?: string;
+  extend?: number;
+  maxTokens?: number;
+  deadline?: string;
+  iterationTimeout?: string;
+}
+
+/** How `navi run` hands over: the prompt it read and why it entered loop mode. */
+export interface LoopEntry {
+  prompt?: string;
+  /** Said on stderr and in a `warning` event. */
+  autoEntered?: string;
+}
+
+const STATUS: Record<LoopOutcome['status'], ExitStatus> = {
+  completed: 'success',
+  incomplete: 'incomplete',
+  aborted: 'aborted',
+  budget_exhausted: 'budget_exhausted',
+  interrupted: 'interrupted',
+  failed: 'error',
+};
+
+function positiveInt(value: number | undefined, flag: string): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+    throw new InvalidInputError('flag_invalid', `${flag} must be a positive whole number (got ${String(value)})`);
+  }
+}
+
+function checkFlags(args: LoopArgs, entry: LoopEntry): void {
+  positiveInt(args.maxIterations, '--max-iterations');
+  positiveInt(args.maxTokens, '--max-tokens');
+  positiveInt(args.extend, '--extend');
+  if (args.deadline !== undefined) parseDuration(args.deadline, '--deadline');
+  if (args.iterationTimeout !== undefined) parseDuration(args.iterationTimeout, '--iteration-timeout');
+  const nested = process.env[LOOP_ENV];
+  if (nested) throw new InvalidInputError('loop_nested', `loops never nest: this navi runs inside loop run ${nested}; do the work directly instead`);
+  if (args.resume !== undefined) {
+    if ((args.task ?? []).length > 0 || entry.prompt !== undefined) throw new InvalidInputError('flag_invalid', 'give a task or --resume RUN_ID, not both');
+    const fresh = (['maxIterations', 'approval', 'neverPause', 'strategy'] as const).filter((k) => args[k] !== undefined);
+    if (fresh.length > 0) {
+      throw new InvalidInputError('flag_invalid', 'a resumed run keeps its loop settings; --max-iterations, --approval, --never-pause and --strategy apply to new runs (use --extend N for more iterations)');
+    }
+  } else if (args.extend !== undefined) {
+    throw new InvalidInputError('flag_invalid', '--extend only applies with --resume RUN_ID');
+  }
+}
+
+/** The task: a YAML file (by extension or because it exists), else the words as a prompt. */
+export function resolveTask(words: readonly string[], cwd: string): Task {
+  const text = words.join(' ').trim();
+  if (words.length === 1 && (/\.ya?ml$/i.test(text) || existsSync(resolve(cwd, text)))) return loadTaskFile(resolve(cwd, text), text);
+  if (text === '') throw new InvalidInputError('task_missing', 'navi loop: give a task file (tasks/fix.yaml) or a prompt in quotes, or --resume RUN_ID');
+  return promptOnlyTask(text);
+}
+
+/** The `navi loop` flags that set loop_mode keys, as the highest loop override. */
+function flagOverride(args: LoopArgs): LoopOverride | undefined {
+  const values: Record<string, unknown> = {};
+  if (args.maxIterations !== undefined) values.max_iterations = args.maxIterations;
+  if (args.approval !== undefined) values.iteration_approval = args.approval;
+  if (args.neverPause !== undefined) values.never_pause_on_stagnation = args.neverPause;
+  if (args.strategy !== undefined) values.stagnation_diversify_strategy = args.strategy;
+  return Object.keys(values).length === 0 ? undefined : { source: 'command line', key: 'loop_mode', values };
+}
+
+function decisionSource(args: LoopArgs, cwd: string, interactive: boolean, output: Output): DecisionSource {
+  if (args.decisions === '-') return stdinDecisions();
+  if (args.decisions !== undefined) return fileDecisions(args.decisions, cwd);
+  return interactive ? terminalDecisions({ echoMenu: output.mode !== 'text' }) : headlessDecisions;
+}
+
+function requireDecider(approval: string, source: DecisionSource): void {
+  if (approval === 'none' || source.kind !== 'headless') return;
+  throw new InvalidInputError(
+    'approval_needs_decider',
+    `iteration_approval is "${approval}" but nobody can answer: stdin and stderr are not both a terminal (or CI is set). ` +
+      'Pass --decisions FILE (or - for stdin) with JSON lines such as {"decision":"continue"}, or use --approval none',
+  );
+}
+
+/** `navi loop`. */
+export async function loopCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+  return runLoopCommand(argv as LoopArgs, {});
+}
+
+/** Loop mode for `navi loop` and for `navi run` entering it. */
+export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<number> {
+  const started = Date.now();
+  let baseCwd: string;
+  let task: Task | undefined;
+  try {
+    checkFlags(args, entry);
+    baseCwd = resolveCwd(args.cwd);
+    if (args.resume === undefined) task = entry.prompt !== undefined ? promptOnlyTask(entry.prompt) : resolveTask(args.task ?? [], baseCwd);
+  } catch (err) {
+    return reportFailure(createOutput(args), err, { interrupted: false, started, sessionId: '' });
+  }
+  if (task !== undefined && !task.loopMode) {
+    // One-shot: exactly what `navi run` does with the task's prompt, profile and directory.
+    if (!args.quiet) process.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
+    const { runCommand } = await import('./run.js');
+    return runCommand({ ...args, prompt: [task.prompt], cwd: task.cwd ?? args.cwd, profile: args.profile ?? task.profile, loop: false, maxIterations: undefined });
+  }
+  const output = createOutput(args);
+  let rt: Runtime | null = null;
+  let store: Promise<Store> | null = null;
+  const ids = { sessionId: '', runId: undefined as string | undefined };
+  const stop = installStopHandlers((sig) => {
+    if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, saving the run and stopping… (Ctrl-C again to exit at once)`);
+  });
+  try {
+    const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
+    let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
+    if (args.resume !== undefined) {
+      const env = process.env;
+      const base = loadConfig({ cwd: baseCwd, configFile: args.config, env, home: homedir(), flags: { ollamaHost: args.ollamaHost, model: args.model, db: args.db, profile: args.profile } });
+      store = openConfiguredStore(base.config, env);
+      const run = await (await store).loopRuns.get(args.resume);
+      if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
+      const now = Date.now();
+      const plan = planResume(run, {
+        extend: args.extend ?? 0,
+        ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
+        ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
+        now,
+        me: { pid: process.pid, host: hostname() },
+        isAlive: pidAlive,
+      });
+      if (plan.note !== null) notices.push(plan.note);
+      const stored = runConfigOf(run);
+      task = runTaskOf(run);
+      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
+      const decisions = decisionSource(args, baseCwd, rt.interactive, output);
+      requireDecider(stored.loop_mode.iteration_approval, decisions);
+      const profileId = args.profile ?? stored.profile;
+      resolveProfile(rt, profileId);
+      opts = {
+        task,
+        loop: stored.loop_mode,
+        profileId,
+        maxTokens: plan.maxTokens,
+        deadlineAt: plan.deadlineAt,
+        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
+        decisions,
+        owner: currentOwner(now),
+        resume: { run, extend: args.extend ?? 0 },
+      };
+    } else {
+      const t = task as Task;
+      const overrides = [taskLoopOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
+      rt = await createLoopRuntime(args, output, { cwd: t.cwd ?? baseCwd, loopOverrides: overrides });
+      store = rt.store;
+      const loop = rt.config.loop_mode;
+      const decisions = decisionSource(args, baseCwd, rt.interactive, output);
+      requireDecider(loop.iteration_approval, decisions);
+      const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
+      resolveProfile(rt, profileId);
+      const deadlineMs =
+        args.deadline !== undefined
+          ? parseDuration(args.deadline, '--deadline')
+          : (t.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined));
+      opts = {
+        task: t,
+        loop,
+        profileId,
+        maxTokens: args.maxTokens ?? t.maxTokens ?? rt.config.budget.max_tokens ?? null,
+        deadlineAt: deadlineMs === undefined ? null : new Date(started + deadlineMs),
+        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : DEFAULT_ITERATION_TIMEOUT_MS,
+        decisions,
+        owner: currentOwner(started),
+      };
+    }
+    output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
+    const runtime = rt;
+    const events = runLoop(
+      {
+        ...opts,
+        turn: turnBase(runtime, stop.signal),
+        signal: stop.signal,
+        onOpen: ({ runId, sessionId }) => {
+          ids.runId = runId;
+          ids.sessionId = sessionId;
+          output.setSession(sessionId, runId);
+          // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
+          process.env[LOOP_ENV] = runId;
+        },
+      },
+      { agent: runtime.agent, store: await store },
+    );
+    let outcome: LoopOutcome;
+    for (;;) {
+      const step = await events.next();
+      if (step.done) {
+        outcome = step.value;
+        break;
+      }
+      output.event(step.value);
+      if (step.value.type === 'loop_started') {
+        for (const n of notices.splice(0)) {
+          if (output.mode === 'stream-json' && !args.quiet) output.diagnostic(`navi: ${n}`);
+          output.event({ type: 'warning', code: entry.autoEntered === n ? 'loop_mode_entered' : 'loop_run_taken_over', message: n });
+        }
+      }
+    }
+    const status = STATUS[outcome.status];
+    const errors = outcome.message === null ? [] : [outcome.message];
+    if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
+    await output.result({
+      status,
+      reason: outcome.reason,
+      exit_code: EXIT[status],
+      result: outcome.finalText,
+      run_id: outcome.runId,
+      iterations: outcome.iterations,
+      num_turns: outcome.modelCalls,
+      usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
+      duration_ms: Date.now() - started,
+      ...(outcome.indicators !== null ? { indicators: outcome.indicators } : {}),
+      ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
+      errors,
+    });
+    return EXIT[status];
+  } catch (err) {
+    return await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
+  } finally {
+    stop.dispose();
+    output.close();
+    if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
+    if (store !== null) await store.then((s) => s.close(), () => undefined);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The task's `checks` and `ticket.run`, run by the runner after each agent turn (SPEC §6, §7.2):
+ * in the run's working directory, one at a time, each in its own process group with its own
+ * timeout, output capped. Their exit codes — not the model's report — decide `tests_passing`
+ * and `ticket_closed`; a failing check's output tail feeds the state hash's error digest.
+ */
+import { runCommand } from '../tools/run-command.js';
+import type { CheckResult, TicketResult } from './evidence.js';
+import type { TaskCheck } from './task-file.js';
+
+/** Output kept per check while it runs (head + tail); the tail is what explains a failure. */
+const CHECK_OUTPUT_BYTES = 64 * 1024;
+
+/** Characters of a check's output kept in the evidence (and the database). */
+export const OUTPUT_TAIL_CHARS = 4000;
+
+/** Seconds a ticket command may take: it asks a tracker over the network, nothing more. */
+export const TICKET_TIMEOUT_S = 60;
+
+/** What running checks needs. */
+export interface CheckEnv {
+  cwd: string;
+  /** Stops a check early (interrupt, deadline); the result then says it did not finish. */
+  signal: AbortSignal;
+  /** Removes secret values from output before it is kept. */
+  redact: (text: string) => string;
+  /** Environment of the commands (default: navi's own). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The end of `text`, at most `max` characters, cut at a line start when one is near. */
+export function tail(text: string, max = OUTPUT_TAIL_CHARS): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(-max);
+  const nl = cut.indexOf('\n');
+  return nl >= 0 && nl < 200 ? cut.slice(nl + 1) : cut;
+}
+
+/** Runs one command to a CheckResult. */
+async function runOne(name: string, command: string, timeoutS: number, env: CheckEnv): Promise<CheckResult> {
+  const r = await runCommand({
+    command,
+    cwd: env.cwd,
+    timeoutMs: timeoutS * 1000,
+    maxOutputBytes: CHECK_OUTPUT_BYTES,
+    signal: env.signal,
+    ...(env.env !== undefined ? { env: env.env } : {}),
+  });
+  let out = r.output;
+  if (r.spawnError !== undefined) out += `\n[could not start: ${r.spawnError}]`;
+  else if (r.timedOut) out += `\n[timed out after ${timeoutS} s]`;
+  const result: CheckResult = {
+    name,
+    exitCode: r.timedOut || r.aborted ? null : r.exitCode,
+    durationMs: Math.round(r.durationMs),
+    outputTail: tail(env.redact(out)),
+  };
+  if (r.timedOut) result.timedOut = true;
+  return result;
+}
+
+/** Runs the checks in order; stops early (the rest not run) when `signal` fires. */
+export async function runChecks(checks: readonly TaskCheck[], env: CheckEnv): Promise<CheckResult[]> {
+  const out: CheckResult[] = [];
+  for (const c of checks) {
+    if (env.signal.aborted) break;
+    out.push(await runOne(c.name, c.run, c.timeoutS, env));
+  }
+  return out;
+}
+
+/** Runs the ticket command; exit 0 means the ticket is closed. */
+export async function runTicket(ticket: { run: string }, env: CheckEnv): Promise<TicketResult> {
+  const r = await runOne('ticket', ticket.run, TICKET_TIMEOUT_S, env);
+  return { exitCode: r.exitCode };
+}

@@ -1,0 +1,164 @@
+/**
+ * What the loop runner asks git (SPEC §7.2): is this a repository, where is HEAD, what is dirty,
+ * how many commits and which files changed since the run started. Every question has a safe
+ * answer when git fails (not installed, a corrupt repository, a lock held by the agent's own
+ * `git commit`): a failure never ends a loop, it only makes evidence unknown.
+ */
+import { execFile } from 'node:child_process';
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Longest a git query may take; a status of a huge tree is still well under this. */
+const GIT_TIMEOUT_MS = 15_000;
+
+/** Output a git query may produce (a status or diff of a very large change). */
+const GIT_MAX_BUFFER = 32 * 1024 * 1024;
+
+/** git's well-known empty tree: what a repository with no commit at loop start is compared with. */
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** One `git status --porcelain` entry. */
+export interface GitStatusEntry {
+  /** Two status letters, e.g. ` M`, `A `, `??`. */
+  code: string;
+  /** Path relative to the repository's working directory (the new path of a rename). */
+  path: string;
+}
+
+/** The git questions the runner asks; an implementation never throws. */
+export interface GitProbe {
+  /** True inside a work tree. */
+  isRepo(cwd: string): Promise<boolean>;
+  /** `git rev-parse HEAD`; null before the first commit or on failure. */
+  head(cwd: string): Promise<string | null>;
+  /** Porcelain status of `cwd` (paths relative to it); null on failure. */
+  status(cwd: string): Promise<GitStatusEntry[] | null>;
+  /** Commits on HEAD since `start` (all of HEAD's when null); 0 on failure. */
+  commitsSince(cwd: string, start: string | null): Promise<number>;
+  /** Tracked files that differ between `from` (EMPTY_TREE when null) and the working tree, or `to` when given. */
+  changedFiles(cwd: string, from: string | null, to?: string): Promise<string[]>;
+}
+
+function git(cwd: string, args: readonly string[]): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(
+      'git',
+      // Paths relative to cwd, never quoted; no optional locks so a concurrent `git commit` by
+      // the agent is not blocked by the runner looking.
+      ['-c', 'core.quotepath=off', ...args],
+      { cwd, timeout: GIT_TIMEOUT_MS, maxBuffer: GIT_MAX_BUFFER, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' }, windowsHide: true },
+      (err, stdout) => resolve(err ? null : stdout),
+    );
+  });
+}
+
+/** Parses `git status --porcelain=v1 -z` output (a rename's old path follows its new one). */
+export function parsePorcelainZ(text: string): GitStatusEntry[] {
+  const parts = text.split('\0');
+  const out: GitStatusEntry[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] ?? '';
+    if (part.length < 4) continue;
+    const code = part.slice(0, 2);
+    out.push({ code, path: part.slice(3) });
+    if (code.includes('R') || code.includes('C')) i++;
+  }
+  return out;
+}
+
+/** The cwd's path inside its repository (`sub/dir/`, or `` at the root), cached per directory. */
+const prefixes = new Map<string, Promise<string | null>>();
+function showPrefix(cwd: string): Promise<string | null> {
+  let p = prefixes.get(cwd);
+  if (p === undefined) {
+    p = git(cwd, ['rev-parse', '--show-prefix']).then((out) => {
+      // A failure is not remembered: the next iteration asks again.
+      if (out === null) prefixes.delete(cwd);
+      return out === null ? null : out.replace(/\n$/, '');
+    });
+    prefixes.set(cwd, p);
+  }
+  return p;
+}
+
+function lines(text: string | null): string[] {
+  return text === null ? [] : text.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+}
+
+/** The real git, run as a child process. */
+export const systemGit: GitProbe = {
+  async isRepo(cwd) {
+    return (await git(cwd, ['rev-parse', '--is-inside-work-tree']))?.trim() === 'true';
+  },
+  async head(cwd) {
+    const out = await git(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD']);
+    const sha = out?.trim() ?? '';
+    return /^[0-9a-f]{7,64}$/.test(sha) ? sha : null;
+  },
+  async status(cwd) {
+    // Porcelain paths are relative to the repository root whatever the cwd: strip the cwd's prefix.
+    const [prefix, out] = await Promise.all([showPrefix(cwd), git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--', '.'])]);
+    if (out === null || prefix === null) return null;
+    return parsePorcelainZ(out).map((e) => ({ code: e.code, path: e.path.startsWith(prefix) ? e.path.slice(prefix.length) : e.path }));
+  },
+  async commitsSince(cwd, start) {
+    const out = await git(cwd, ['rev-list', '--count', start === null ? 'HEAD' : `${start}..HEAD`]);
+    const n = Number(out?.trim());
+    return Number.isInteger(n) && n >= 0 ? n : 0;
+  },
+  async changedFiles(cwd, from, to) {
+    const args = ['diff', '--name-only', '--no-renames', '--relative', from ?? EMPTY_TREE];
+    if (to !== undefined) args.push(to);
+    return lines(await git(cwd, [...args, '--']));
+  },
+};
+
+/** A file's identity for "did it change during this iteration": size and modification time. */
+export type FileSignature = string;
+
+/** Dirty paths (status code + signature) before or after a turn. */
+export type DirtySnapshot = ReadonlyMap<string, string>;
+
+/** navi's own bookkeeping folder; nothing in it is the agent's work. */
+const BOOKKEEPING = /^\.agent(?:\/|$)/;
+
+/**
+ * The dirty files of the work tree with a signature each, so two snapshots tell which files
+ * changed in between (a file dirty before and after, edited again, has a new signature).
+ */
+export async function dirtySnapshot(cwd: string, entries: readonly GitStatusEntry[]): Promise<DirtySnapshot> {
+  const snap = new Map<string, string>();
+  await Promise.all(
+    entries
+      .filter((e) => !BOOKKEEPING.test(e.path))
+      .map(async (e) => {
+        let sig = 'gone';
+        try {
+          const st = await lstat(join(cwd, e.path));
+          sig = `${st.size}:${st.mtimeMs}`;
+        } catch {
+          // Deleted: the status code says so; the signature stays 'gone'.
+        }
+        snap.set(e.path, `${e.code}|${sig}`);
+      }),
+  );
+  return snap;
+}
+
+/** Paths whose dirty state differs between two snapshots (appeared, changed, or became clean). */
+export function changedBetween(before: DirtySnapshot, after: DirtySnapshot): string[] {
+  const out = new Set<string>();
+  for (const [path, sig] of after) if (before.get(path) !== sig) out.add(path);
+  for (const path of before.keys()) if (!after.has(path)) out.add(path);
+  return [...out];
+}
+
+/** True when the status shows tracked files with uncommitted changes (untracked files do not count). */
+export function hasTrackedChanges(entries: readonly GitStatusEntry[]): boolean {
+  return entries.some((e) => e.code !== '??' && e.code !== '!!' && !BOOKKEEPING.test(e.path));
+}
+
+/** Untracked paths (folders end with `/`), bookkeeping excluded. */
+export function untrackedPaths(entries: readonly GitStatusEntry[]): string[] {
+  return entries.filter((e) => e.code === '??' && !BOOKKEEPING.test(e.path)).map((e) => e.path);
+}

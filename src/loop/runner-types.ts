@@ -1,0 +1,89 @@
+/**
+ * The loop runner's inputs and its outcome. The runner takes its agent, store, git and decision
+ * source as parameters (tests pass a scripted model and a real store), receives narrow options,
+ * reads no environment and never writes to stdout: it yields events and returns an outcome.
+ */
+import type { AgentEvent } from '../agent/events.js';
+import type { TurnOptions, TurnOutcome } from '../agent/agent-types.js';
+import type { LoopModeConfig } from '../config/schema.js';
+import type { LoopRunRecord, Store } from '../store/types.js';
+import type { DecisionSource } from './decisions.js';
+import type { GitProbe } from './git-probe.js';
+import type { IndicatorValues } from './indicators.js';
+import type { RunOwner } from './ownership.js';
+import type { Task } from './task-file.js';
+
+/** Turn settings every iteration shares (model, cwd, shell policy…); the runner adds the rest. */
+export type LoopTurnBase = Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId' | 'signal' | 'kind' | 'extraTools'>;
+
+/** What starts (or resumes) a run. */
+export interface LoopRunOptions {
+  /** The task (for a resume: the stored one). */
+  task: Task;
+  /** Effective loop_mode settings (for a resume: the stored ones). */
+  loop: LoopModeConfig;
+  profileId: string;
+  turn: LoopTurnBase;
+  /** SIGINT/SIGTERM: the run stops, saves, and ends `interrupted` (resumable). */
+  signal: AbortSignal;
+  /** Token budget of the whole run (prompt + completion); null: none. */
+  maxTokens: number | null;
+  /** When the whole run must end; null: no deadline. */
+  deadlineAt: Date | null;
+  /** How long one iteration's agent turn may take. */
+  iterationTimeoutMs: number;
+  decisions: DecisionSource;
+  owner: RunOwner;
+  /** Continue this stored run (validated by prepareResume) instead of starting a new one. */
+  resume?: { run: LoopRunRecord; extend: number };
+  /** Environment for checks and the ticket command (default navi's own). */
+  checkEnv?: NodeJS.ProcessEnv;
+  /** Called once the run exists, before its first event (the CLI sets the event envelope). */
+  onOpen?: (ids: { runId: string; sessionId: string }) => void;
+}
+
+/** The agent as the runner uses it: one turn as a stream of events. */
+export interface LoopAgent {
+  runStream(opts: TurnOptions): AsyncGenerator<AgentEvent, TurnOutcome>;
+}
+
+/** What the runner works with. */
+export interface LoopDeps {
+  agent: LoopAgent;
+  store: Store;
+  /** Default: the system git. */
+  git?: GitProbe;
+  /** Default: Date.now. */
+  now?: () => number;
+}
+
+/** How a loop ended (stored as the run's status). */
+export type LoopEndStatus = 'completed' | 'incomplete' | 'aborted' | 'budget_exhausted' | 'interrupted' | 'failed';
+
+/** What the runner returns when it stops. */
+export interface LoopOutcome {
+  status: LoopEndStatus;
+  /** Machine-readable: gate_passed, user_completed, max_iterations, user_aborted, stagnation, oscillation, max_tokens, deadline, iteration_timeout, interrupted, context_too_large. */
+  reason: string;
+  /** One line for the user when it did not succeed (null when it did). */
+  message: string | null;
+  runId: string;
+  sessionId: string;
+  /** Last committed iteration. */
+  iterations: number;
+  maxIterations: number;
+  /** The last committed iteration's indicators and hash (null before the first). */
+  indicators: IndicatorValues | null;
+  stateHash: string | null;
+  /** The last agent turn's final text. */
+  finalText: string;
+  /** Model calls made by this invocation. */
+  modelCalls: number;
+  /** Tokens of the whole run, restored ones included. */
+  usage: { promptTokens: number; completionTokens: number };
+  /** Marker written, relative to cwd. */
+  marker: string | null;
+}
+
+/** Statuses a run can be resumed from. */
+export const RESUMABLE: ReadonlySet<string> = new Set(['running', 'incomplete', 'budget_exhausted', 'interrupted', 'failed']);

@@ -1,0 +1,307 @@
+/**
+ * The loop runner (SPEC §7): owns the loop in code and in the database. Each iteration: the
+ * iteration message, one agent turn in the run's session, evidence (tool calls, git, checks,
+ * ticket), indicators, exit signal, phase, state hash, NAVIGATOR_STATUS, then the approval gate,
+ * the exit gate, stagnation and max iterations — and the iteration is committed to the database
+ * (with every decision taken) before the next one starts. Budgets (tokens, deadline, per-iteration
+ * timeout) and SIGINT/SIGTERM end the run resumable; a half-done iteration is never committed,
+ * so a resumed run redoes it.
+ *
+ * One deliberate ordering beyond seed 004: an iteration that passes the exit gate ends the loop
+ * before stagnation is looked at — a finished task that happens to repeat the previous state is
+ * done, not stuck.
+ */
+import type { AgentEvent } from '../agent/events.js';
+import { isNaviError } from '../errors.js';
+import { runChecks, runTicket } from './checks.js';
+import { collectEvidence, evidenceRecord, observeTree, withChecks } from './collect-evidence.js';
+import { evaluateIteration } from './evaluate.js';
+import type { Evidence } from './evidence.js';
+import { buildIterationMessage } from './iteration-message.js';
+import { startHeartbeat } from './ownership.js';
+import { IterationDecider } from './runner-decide.js';
+import { endingMarker, isResumable, loopCompleteEvent, type EndContext, type Ending } from './runner-end.js';
+import { gateEvent, interrupted, statusEvent, stopEnding } from './runner-events.js';
+import { openRun, type OpenRun } from './runner-open.js';
+import { runIterationTurn } from './runner-turn.js';
+import type { LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
+import type { ExitSignal } from './signals.js';
+import { consecutiveCount } from './stagnation.js';
+
+export { currentOwner } from './runner-events.js';
+export type { LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
+
+/** Default time one iteration's agent turn may take: a long local-model turn, not a hung one. */
+export const DEFAULT_ITERATION_TIMEOUT_MS = 30 * 60 * 1000;
+
+type Events<T> = AsyncGenerator<AgentEvent, T>;
+
+/** Runs (or resumes) a loop: yields every event, returns how it ended. */
+export async function* runLoop(opts: LoopRunOptions, deps: LoopDeps): Events<LoopOutcome> {
+  const open = await openRun(opts, deps);
+  opts.onOpen?.({ runId: open.run.id, sessionId: open.run.sessionId });
+  const runner = new LoopRunner(opts, deps, open);
+  return yield* runner.run();
+}
+
+class LoopRunner {
+  private readonly now: () => number;
+  private modelCalls = 0;
+  private finalText = '';
+  private lastEvidence: Evidence | null = null;
+  private lastSignal: ExitSignal | null = null;
+
+  constructor(
+    private readonly opts: LoopRunOptions,
+    private readonly deps: LoopDeps,
+    private readonly open: OpenRun,
+  ) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  private get state() {
+    return this.open.state;
+  }
+
+  private get runId(): string {
+    return this.open.run.id;
+  }
+
+  private get cwd(): string {
+    return this.opts.turn.cwd;
+  }
+
+  private tag<T extends AgentEvent>(ev: T, n: number): T {
+    return { ...ev, iteration: n, loop_iteration: n };
+  }
+
+  async *run(): Events<LoopOutcome> {
+    const heartbeat = startHeartbeat(() => this.deps.store.loopRuns.update(this.runId, {}));
+    try {
+      yield this.startedEvent();
+      for (;;) {
+        const budget = this.budgetEnding();
+        if (budget !== null) return yield* this.finish(budget, false);
+        if (this.opts.signal.aborted) return yield* this.finish(interrupted(), false);
+        const outcome = yield* this.iterate();
+        if (outcome !== null) return outcome;
+      }
+    } catch (err) {
+      await this.deps.store.loopRuns
+        .update(this.runId, {
+          status: 'failed',
+          reason: isNaviError(err) ? err.code : 'unexpected_error',
+          promptTokens: this.state.promptTokens,
+          completionTokens: this.state.completionTokens,
+        })
+        .catch(() => undefined);
+      throw err;
+    } finally {
+      heartbeat.stop();
+    }
+  }
+
+  private startedEvent(): AgentEvent {
+    const { loop, task } = this.opts;
+    return {
+      type: 'loop_started',
+      task_name: task.name,
+      task: task.prompt,
+      source: task.source,
+      resumed: this.open.resumed,
+      start_iteration: this.state.iteration + 1,
+      max_iterations: this.state.maxIterations,
+      stagnation_threshold: loop.stagnation_threshold,
+      exit_requires_explicit_signal: loop.exit_requires_explicit_signal,
+      iteration_approval: loop.iteration_approval,
+      periodic_interval: loop.periodic_interval,
+      never_pause_on_stagnation: loop.never_pause_on_stagnation,
+      stagnation_diversify_strategy: loop.stagnation_diversify_strategy,
+      decisions: this.opts.decisions.kind,
+      checks: task.checks.map((c) => c.name),
+      max_tokens: this.opts.maxTokens,
+      deadline_at: this.opts.deadlineAt?.toISOString() ?? null,
+      iteration_timeout_s: Math.round(this.opts.iterationTimeoutMs / 1000),
+      git_repo: this.open.git.repo,
+    };
+  }
+
+  /** A budget that is already spent (checked before each iteration). */
+  private budgetEnding(): Ending | null {
+    const spent = this.state.promptTokens + this.state.completionTokens;
+    if (this.opts.maxTokens !== null && spent >= this.opts.maxTokens) {
+      return { status: 'budget_exhausted', reason: 'max_tokens', message: `token budget spent: ${spent} of ${this.opts.maxTokens} tokens`, marker: 'partial' };
+    }
+    if (this.opts.deadlineAt !== null && this.now() >= this.opts.deadlineAt.getTime()) {
+      return { status: 'budget_exhausted', reason: 'deadline', message: `deadline reached (${this.opts.deadlineAt.toISOString()})`, marker: 'partial' };
+    }
+    return null;
+  }
+
+  private async *iterate(): Events<LoopOutcome | null> {
+    const s = this.state;
+    const n = s.iteration + 1;
+    const startedAt = new Date(this.now());
+    yield this.tag({ type: 'iteration_started', max_iterations: s.maxIterations, tokens_spent: s.promptTokens + s.completionTokens }, n);
+    const git = this.open.git;
+    if (!git.repo) git.repo = await git.probe.isRepo(this.cwd);
+    const before = await observeTree(this.cwd, git);
+    const message = buildIterationMessage({
+      task: this.opts.task.prompt,
+      iteration: n,
+      maxIterations: s.maxIterations,
+      checkNames: this.opts.task.checks.map((c) => c.name),
+      previousStatus: s.previousStatus,
+      notes: s.notes,
+    });
+    const turn = yield* runIterationTurn({
+      agent: this.deps.agent,
+      base: this.opts.turn,
+      sessionId: this.open.run.sessionId,
+      profileId: this.opts.profileId,
+      message,
+      iteration: n,
+      signal: this.opts.signal,
+      deadlineAt: this.opts.deadlineAt,
+      iterationTimeoutMs: this.opts.iterationTimeoutMs,
+      now: this.now,
+    });
+    const usage = turn.outcome.usage;
+    s.promptTokens += usage.promptTokens;
+    s.completionTokens += usage.completionTokens;
+    this.modelCalls += turn.outcome.modelCalls;
+    this.finalText = turn.outcome.text;
+    if (turn.stop !== null) return yield* this.finish(stopEnding(turn.stop, this.opts), false);
+
+    const collected = await collectEvidence({
+      cwd: this.cwd,
+      activity: turn.activity,
+      git,
+      before,
+      changedSinceStartBefore: s.changedSinceStart,
+      runStartedAt: this.open.startedAt,
+    });
+    const checkEnv = { cwd: this.cwd, signal: this.opts.signal, redact: this.opts.turn.redact, ...(this.opts.checkEnv ? { env: this.opts.checkEnv } : {}) };
+    const checks = await runChecks(this.opts.task.checks, checkEnv);
+    const ticket = this.opts.task.ticket !== undefined && !this.opts.signal.aborted ? await runTicket(this.opts.task.ticket, checkEnv) : null;
+    if (this.opts.signal.aborted) return yield* this.finish(interrupted(), false);
+    const evidence = withChecks(collected.evidence, checks, ticket);
+    const ev = evaluateIteration({
+      evidence,
+      finalText: turn.activity.finalText,
+      signalArgs: turn.activity.signalArgs,
+      iteration: n,
+      maxIterations: s.maxIterations,
+      hashHistory: s.hashHistory,
+      previousHash: s.previousHash,
+      stagnationThreshold: this.opts.loop.stagnation_threshold,
+      requireExplicitSignal: this.opts.loop.exit_requires_explicit_signal,
+    });
+    yield this.tag(statusEvent(ev, evidence), n);
+    yield this.tag(gateEvent(ev), n);
+
+    const verdict = yield* new IterationDecider(this.opts, s).decide(n, ev, turn.activity.finalText, turn.activity.lastAction);
+    if (verdict.interrupted) return yield* this.finish(interrupted(), false);
+    const contextFull = turn.outcome.stopReason === 'context_too_large';
+    const ending: Ending | null =
+      verdict.ending ??
+      (contextFull
+        ? { status: 'failed', reason: 'context_too_large', message: 'the conversation no longer fits the model context window (num_ctx); raise llm.num_ctx or start a new run', marker: 'partial' }
+        : null);
+
+    const recorded = verdict.history !== s.hashHistory;
+    const tip = verdict.history[verdict.history.length - 1];
+    const stagnationCount = tip === undefined ? 0 : consecutiveCount(verdict.history.slice(0, -1), tip);
+    const final = ending !== null && !isResumable(ending.status);
+    const record = {
+      ...verdict.record,
+      notes_for_next: ending === null ? verdict.notes : [],
+    };
+    await this.deps.store.loopRuns.commitIteration(
+      this.runId,
+      {
+        iteration: n,
+        phase: ev.phase.phase,
+        indicators: ev.indicators.values,
+        evidence: evidenceRecord(evidence, { head: collected.head, unknown: collected.unknown, lastAction: turn.activity.lastAction, shellCommands: turn.activity.shellRuns.length }),
+        stateHash: ev.hash,
+        gateDecision: ev.gate.decision,
+        gateReason: ev.gate.reason,
+        exitSignal: ev.signal === null ? null : { exit: ev.signal.exit, reason: ev.signal.reason, source: ev.signal.source, ...(ev.signal.rejected ? { rejected: ev.signal.rejected } : {}) },
+        statusBlock: ev.block,
+        decision: record,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        durationMs: Math.max(0, this.now() - startedAt.getTime()),
+        startedAt,
+        finishedAt: new Date(this.now()),
+      },
+      {
+        maxIterations: s.maxIterations,
+        hashHistory: verdict.history,
+        stagnationCount,
+        diversifications: s.diversifications,
+        promptTokens: s.promptTokens,
+        completionTokens: s.completionTokens,
+        ...(ending !== null ? { status: ending.status, reason: ending.reason, finishedAt: final ? new Date(this.now()) : null } : {}),
+      },
+    );
+    s.iteration = n;
+    s.hashHistory = verdict.history;
+    s.stagnationCount = stagnationCount;
+    if (recorded) s.previousHash = ev.hash;
+    s.previousStatus = ev.block;
+    s.notes = verdict.notes;
+    s.changedSinceStart = [...evidence.filesChangedSinceStart];
+    s.last = { phase: ev.phase.phase, indicators: ev.indicators, hash: ev.hash };
+    this.lastEvidence = evidence;
+    this.lastSignal = ev.signal;
+    return ending === null ? null : yield* this.finish(ending, true);
+  }
+
+  /** Ends the run: the row (unless the ending was committed with the iteration), the marker, the final event. */
+  private async *finish(end: Ending, committed: boolean): Events<LoopOutcome> {
+    const s = this.state;
+    if (!committed) {
+      await this.deps.store.loopRuns.update(this.runId, {
+        status: end.status,
+        reason: end.reason,
+        maxIterations: s.maxIterations,
+        promptTokens: s.promptTokens,
+        completionTokens: s.completionTokens,
+        ...(isResumable(end.status) ? {} : { finishedAt: new Date(this.now()) }),
+      });
+    }
+    const ctx: EndContext = {
+      runId: this.runId,
+      cwd: this.cwd,
+      task: this.opts.task,
+      iteration: s.iteration,
+      maxIterations: s.maxIterations,
+      last: s.last,
+      evidence: this.lastEvidence,
+      signal: this.lastSignal,
+      requireExplicitSignal: this.opts.loop.exit_requires_explicit_signal,
+      now: new Date(this.now()),
+    };
+    const marker = await endingMarker(end, ctx);
+    if (marker.warning !== undefined) yield { type: 'warning', code: 'marker_not_written', message: marker.warning };
+    yield loopCompleteEvent(end, ctx, marker.path);
+    return {
+      status: end.status,
+      reason: end.reason,
+      message: end.message,
+      runId: this.runId,
+      sessionId: this.open.run.sessionId,
+      iterations: s.iteration,
+      maxIterations: s.maxIterations,
+      indicators: s.last === null ? null : { ...s.last.indicators.values },
+      stateHash: s.last?.hash ?? null,
+      finalText: this.finalText,
+      modelCalls: this.modelCalls,
+      usage: { promptTokens: s.promptTokens, completionTokens: s.completionTokens },
+      marker: marker.path,
+    };
+  }
+}
+
