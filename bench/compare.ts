@@ -13,10 +13,11 @@
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type PostgresFactory from 'postgres';
 import { startFakeOllama, type FakeScript } from '../test/support/fake-ollama.js';
 
 const argv = process.argv.slice(2);
@@ -105,7 +106,7 @@ async function gapRun(root: string, env: NodeJS.ProcessEnv, session: string): Pr
 
 async function seed(root: string, store: { url?: string; dataDir: string }): Promise<string> {
   const { openStore } = (await import(`file://${root}/dist/store/open.js`)) as {
-    openStore(o: { url?: string; dataDir: string }): Promise<{
+    openStore: (o: { url?: string; dataDir: string }) => Promise<{
       sessions: { create(s: Record<string, unknown>): Promise<void> };
       messages: { append(id: string, m: unknown): Promise<void> };
       close(): Promise<void>;
@@ -136,8 +137,8 @@ interface Target {
 const drops: Array<() => Promise<void>> = [];
 try {
   const targets: Target[] = [];
-  let postgres: typeof import('postgres').default | null = null;
-  if (!argv.includes('--no-pg')) postgres = (await import('postgres')).default;
+  let postgres: typeof PostgresFactory | null = null;
+  if (!argv.includes('--no-pg')) ({ default: postgres } = await import('postgres'));
   for (const [i, root] of roots.entries()) {
     const dataDir = path.join(tmp, `pg${i}`, 'pgdata');
     targets.push({ root, backend: 'PGlite', env: { NAVI_DATA_DIR: dataDir }, store: { dataDir }, samples: [], gaps: [] });

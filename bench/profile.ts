@@ -10,7 +10,7 @@
  * - cpu:     `node --cpu-prof` of the one-shot run (PGlite and, when reachable, PostgreSQL)
  *   against the fake server; CPU time by package inside each phase of the run, phases cut by
  *   the fake server's own timestamps (same monotonic clock as the profile), top functions.
- * - gap:     `node --cpu-prof` of `navi run --session` over 100 messages of history making 30 tool
+ * - gap:     `node --cpu-prof` of `navi run --session` over 100 (--history N) messages making 30 tool
  *   turns (todo list), CPU by package summed over the per-iteration gaps (response k flushed →
  *   request k+1 received), and how much of the gap the main thread sat idle (waiting on the DB).
  * - store:   the database work of one tool-loop iteration timed in-process, per operation (append
@@ -20,7 +20,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,7 @@ const flag = (name: string): string | undefined => {
 };
 const ROOT = path.resolve(flag('--root') ?? fileURLToPath(new URL('..', import.meta.url)));
 const RUNS = Number(flag('--runs') ?? 5);
+const HISTORY = Number(flag('--history') ?? 100);
 const sections = argv.filter((a) => ['imports', 'pglite', 'cpu', 'gap', 'store'].includes(a));
 const want = (s: string): boolean => (sections.length === 0 ? s !== 'gap' && s !== 'store' : sections.includes(s));
 const PG_ADMIN = flag('--pg-admin') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -132,7 +133,12 @@ function sectionPglite(): void {
     await db.query("insert into sessions (id, kind, profile, cwd, title, model) values (gen_random_uuid()::text, 'chat', 'default', '/', 'x', 'm')").catch(() => db.query('select 1'));
     T.push(performance.now());
     await db.close(); T.push(performance.now());
-    process.stdout.write(JSON.stringify({ boot: T[0], steps: T.slice(1).map((t, i) => t - T[i]) }));`;
+    process.stdout.write(JSON.stringify({ boot: T[0], steps: T.slice(1).map((t, i) => t - T[i]), rss: process.resourceUsage().maxRSS / 1024 }));`;
+  // PGlite's own default start parameters (0.5.x), plus a smaller shared_buffers.
+  const smallBuffers =
+    "{ startParams: ['--single','-F','-O','-j','-c','search_path=public','-c','exit_on_error=false','-c','log_checkpoints=false'," +
+    "'-c','max_worker_processes=0','-c','max_parallel_workers=0','-c','max_parallel_workers_per_gather=0','-c','io_method=sync'," +
+    "'-c','max_parallel_maintenance_workers=0','-c','shared_buffers=16MB'] }";
   const variants: Array<[string, string, string, string[]]> = [
     ['default', '{}', '', []],
     ['relaxedDurability', '{ relaxedDurability: true }', '', []],
@@ -142,25 +148,24 @@ function sectionPglite(): void {
       '',
       [],
     ],
-    ['--wasm-lazy-compilation', '{}', '', ['--wasm-lazy-compilation']],
     ['--liftoff-only (no TurboFan tier-up)', '{}', '', ['--liftoff-only']],
-    ['--wasm-lazy-compilation --liftoff-only', '{}', '', ['--wasm-lazy-compilation', '--liftoff-only']],
-    ['postgresqlconf fsync=off, synchronous_commit=off', "{ postgresqlconf: ['fsync=off', 'synchronous_commit=off'] }", '', []],
+    ['shared_buffers=16MB', smallBuffers, '', []],
+    ['--liftoff-only + shared_buffers=16MB', smallBuffers, '', ['--liftoff-only']],
   ];
   const labels = ['import pglite', 'options (compile)', 'PGlite.create', 'first query', 'import drizzle+migrate', 'migration check', 'one insert', 'close'];
   say('## PGlite: opening an existing data directory (fresh process each, median of ' + RUNS + ')');
   say(`${labels.map((l) => l.padStart(14).slice(-14)).join(' ')}   variant`);
   for (const [name, opts, pre, nodeArgs] of variants) {
-    let runs: Array<{ steps: number[] }>;
+    let runs: Array<{ steps: number[]; rss: number }>;
     try {
-      runs = Array.from({ length: RUNS }, () => JSON.parse(evalModule(step(opts, pre), nodeArgs)) as { steps: number[] });
+      runs = Array.from({ length: RUNS }, () => JSON.parse(evalModule(step(opts, pre), nodeArgs)) as { steps: number[]; rss: number });
     } catch (err) {
       say(`  ${name}: failed: ${String(err).slice(0, 300)}`);
       continue;
     }
     const med = labels.map((_, i) => median(runs.map((r) => r.steps[i] ?? NaN)));
     const total = med.reduce((a, b) => a + b, 0);
-    say(`${med.map((m) => f1(m).padStart(14)).join(' ')}   ${name} (total ${total.toFixed(0)} ms)`);
+    say(`${med.map((m) => f1(m).padStart(14)).join(' ')}   ${name} (total ${total.toFixed(0)} ms, peak RSS ${median(runs.map((r) => r.rss)).toFixed(0)} MB)`);
   }
   const compile = Array.from({ length: RUNS }, () =>
     Number(evalModule(`import fs from 'node:fs'; const b = fs.readFileSync(${JSON.stringify(wasm)}); const t = performance.now(); await WebAssembly.compile(b); process.stdout.write(String(performance.now() - t));`)),
@@ -343,12 +348,12 @@ async function sectionGap(): Promise<void> {
     ['PGlite', { dataDir: path.join(tmp, 'gap-pgdata') }, { NAVI_DATA_DIR: path.join(tmp, 'gap-pgdata') }],
   ];
   if (pg) backends.push(['PostgreSQL', { url: pg.url, dataDir: '' }, { DATABASE_URL: pg.url }]);
-  say('## Harness gap under the CPU profiler (100 messages of history, 30 todo-list tool turns)');
+  say(`## Harness gap under the CPU profiler (${HISTORY} messages of history, 30 todo-list tool turns)`);
   say('   (the profiler itself adds overhead: compare shares, not absolute values)');
   try {
     for (const [name, storeOpts, env] of backends) {
       const { openStore } = (await import(new URL('dist/store/open.js', `file://${ROOT}/`).href)) as {
-        openStore(o: { url?: string; dataDir: string }): Promise<{
+        openStore: (o: { url?: string; dataDir: string }) => Promise<{
           sessions: { create(s: Record<string, unknown>): Promise<void> };
           messages: { append(id: string, m: unknown): Promise<void> };
           close(): Promise<void>;
@@ -358,7 +363,7 @@ async function sectionGap(): Promise<void> {
       const id = crypto.randomUUID();
       await store.sessions.create({ id, kind: 'chat', profile: 'default', cwd: work, parentId: null, title: 'gap', model: 'qwen3:8b' });
       await store.messages.append(id, { role: 'user', content: 'start' });
-      for (let i = 0; i < 49; i++) {
+      for (let i = 0; i < (HISTORY - 2) / 2; i++) {
         await store.messages.append(id, { role: 'assistant', content: '', tool_calls: [{ id: `c${i}`, name: 'read_file', arguments: { path: `f${i}` } }] });
         await store.messages.append(id, { role: 'tool', content: 'x'.repeat(300), tool_name: 'read_file' });
       }
@@ -433,7 +438,7 @@ async function sectionStore(): Promise<void> {
     close(): Promise<void>;
   };
   const { openStore } = (await import(new URL('dist/store/open.js', `file://${ROOT}/`).href)) as {
-    openStore(o: { url?: string; dataDir: string }): Promise<Store>;
+    openStore: (o: { url?: string; dataDir: string }) => Promise<Store>;
   };
   const pg = await createPgDatabase();
   const backends: Array<[string, { url?: string; dataDir: string }]> = [['PGlite', { dataDir: path.join(tmp, 'store-pgdata') }]];

@@ -21,6 +21,8 @@
  *                      postgres://postgres@127.0.0.1:5432/postgres)
  *   --keep             keep the temporary directory (its path is printed)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
+ * Companions: bench/profile.ts (where the time goes: imports, PGlite open, CPU profiles) and
+ * bench/compare.ts (A/B timing of several builds, interleaved).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -30,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type PostgresFactory from 'postgres';
 import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../test/support/fake-ollama.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -346,9 +349,9 @@ process.once('SIGINT', () => {
 
 /** Creates `navi_bench_<pid>`; null when no PostgreSQL answers. */
 async function setupPostgres(): Promise<{ url: string } | { skipped: string }> {
-  let postgres: typeof import('postgres').default;
+  let postgres: typeof PostgresFactory;
   try {
-    postgres = (await import('postgres')).default;
+    ({ default: postgres } = await import('postgres'));
   } catch (err) {
     return { skipped: `postgres.js not installed (${String(err)})` };
   }
@@ -533,8 +536,8 @@ async function figureOneShot(fake: TimedFake, backend: Backend, target: number):
   row(
     `  ${backend.name} one-shot breakdown (median)`,
     'info',
-    `start→1st HTTP ${ms(part((s) => s.startToFirstRequest))}; /api/show→chat ${ms(part((s) => s.showCost), 1)}; ` +
-      `chat1 end→chat2 (tool+store) ${ms(part((s) => s.gap1))}; chat2 end→exit ${ms(part((s) => s.tail))}`,
+    `spawn→1st HTTP ${ms(part((s) => s.startToFirstRequest))}; /api/show sent→chat 1 sent ${ms(part((s) => s.showCost), 1)}; ` +
+      `chat 1 done→chat 2 received ${ms(part((s) => s.gap1))}; chat 2 done→exit ${ms(part((s) => s.tail))}`,
     'info',
     {
       startToFirstRequest: samples.map((s) => s.startToFirstRequest),
@@ -601,7 +604,7 @@ interface StoreApi {
 
 async function seedHistories(backend: Backend, sizes: number[]): Promise<Map<number, string>> {
   const mod = (await import(pathToFileURL(path.join(opts.root, 'dist', 'store', 'open.js')).href)) as {
-    openStore(o: { url?: string; dataDir: string }): Promise<StoreApi>;
+    openStore: (o: { url?: string; dataDir: string }) => Promise<StoreApi>;
   };
   const store = await mod.openStore(backend.store);
   const ids = new Map<number, string>();

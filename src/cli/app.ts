@@ -72,10 +72,66 @@ export async function main(args: string[]): Promise<void> {
           .option('file', { alias: 'f', type: 'string', describe: 'Read the prompt from a file' })
           .option('session', { alias: 's', type: 'string', describe: 'Continue an existing session' })
           .option('max-iterations', { type: 'number', describe: "Cap tool-loop iterations (else the profile's max_iterations)" })
+          .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' })
           .example('$0 run "list the TODOs in src/"', '')
           .example('git diff | $0 run -o json', 'prompt from stdin, one JSON result')
           .example('$0 run -s SESSION_ID "now fix the first one"', 'continue a session'),
       lazy(async () => (await import('./commands/run.js')).runCommand, sink),
+    )
+    .command(
+      'loop [task..]',
+      'Loop mode: iterate on a task until evidence passes the exit gate',
+      (y) =>
+        y
+          .positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml) or the task as free text' })
+          .option('max-iterations', { type: 'number', describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5)' })
+          .option('approval', { choices: ['none', 'strict', 'periodic'] as const, describe: 'Ask to accept iterations: never, every one, or every periodic_interval' })
+          .option('never-pause', { type: 'boolean', describe: 'On stagnation, auto-diversify instead of stopping (needs --max-iterations)' })
+          .option('strategy', { choices: ['combine', 'radical', 'reread'] as const, describe: 'Diversification strategy on stagnation' })
+          .option('decisions', { type: 'string', describe: 'Answers for approval/stagnation/max-iterations prompts: JSON lines file, or - for stdin' })
+          .option('resume', { type: 'string', describe: 'Continue a stopped run (interrupted, incomplete, out of budget) by id' })
+          .option('extend', { type: 'number', describe: 'With --resume: add N iterations to the run' })
+          .option('max-tokens', { type: 'number', describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' })
+          .option('deadline', { type: 'string', describe: 'Wall-clock limit of the whole run, e.g. 30m, 8h; exit 5 when reached' })
+          .option('iteration-timeout', { type: 'string', describe: "Longest one iteration's agent turn may take (default 30m); exit 5" })
+          .example('$0 loop tasks/fix-failing-tests.yaml', 'run a task file until its checks pass and the model signals exit')
+          .example('$0 loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe')
+          .example('$0 loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations')
+          .epilog('Exit codes: 0 completed (exit gate passed), 3 max iterations (resumable), 4 aborted (user or stagnation), 5 budget exhausted (resumable), 130 interrupted (resumable), 2 invalid input.'),
+      lazy(async () => (await import('./commands/loop.js')).loopCommand, sink),
+    )
+    .command('tasks', 'List, show and validate task files (tasks/*.yaml)', (y) =>
+      y
+        .command('list', 'List task files here and shipped examples (no database, no model)', {}, lazy(async () => (await import('./commands/tasks.js')).tasksList, sink))
+        .command(
+          'show <file>',
+          'Show a task file as navi reads it (a path, or a name under tasks/)',
+          (yy) => yy.positional('file', { type: 'string', demandOption: true }),
+          lazy(async () => (await import('./commands/tasks.js')).tasksShow, sink),
+        )
+        .command(
+          'validate [file]',
+          'Validate one task file, or all under tasks/; exit 2 listing every problem',
+          (yy) => yy.positional('file', { type: 'string' }),
+          lazy(async () => (await import('./commands/tasks.js')).tasksValidate, sink),
+        )
+        .demandCommand(1, 'name a tasks subcommand: list, show, validate'),
+    )
+    .command('runs', 'Loop runs: list them, show one with its iterations', (y) =>
+      y
+        .command(
+          'list',
+          'List loop runs, newest first',
+          (yy) => yy.option('limit', { type: 'number', default: 20, describe: 'How many' }),
+          lazy(async () => (await import('./commands/runs.js')).runsList, sink),
+        )
+        .command(
+          'show <id>',
+          'Show a run: status, counters, budgets, and every iteration (status block, gate, decisions)',
+          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          lazy(async () => (await import('./commands/runs.js')).runsShow, sink),
+        )
+        .demandCommand(1, 'name a runs subcommand: list, show'),
     )
     .command('sessions', 'List, show, delete and compact sessions', (y) =>
       y

@@ -17,8 +17,20 @@ import type { Output } from './output.js';
 import { userName, type Runtime } from './runtime.js';
 import { openConfiguredStore, profilesFor } from './setup.js';
 
+/** A loaded configuration and what the loader had to say. */
+export interface LoadedLoopConfig {
+  config: NaviConfig;
+  explicit: ReadonlySet<string>;
+  warnings: string[];
+}
+
+/** True when a person can answer prompts: stdin and stderr are terminals and CI is unset. */
+export function isInteractive(env: Record<string, string | undefined>): boolean {
+  return process.stdin.isTTY === true && process.stderr.isTTY === true && !('CI' in env);
+}
+
 /** The configuration a loop runs with (flags > env > loop overrides > files > defaults). */
-export function loadLoopConfig(args: GlobalArgs, cwd: string, loopOverrides: readonly LoopOverride[]): { config: NaviConfig; explicit: ReadonlySet<string>; warnings: string[] } {
+export function loadLoopConfig(args: GlobalArgs, cwd: string, loopOverrides: readonly LoopOverride[]): LoadedLoopConfig {
   const loaded = loadConfig({
     cwd,
     configFile: args.config,
@@ -51,17 +63,19 @@ export interface LoopRuntimeOptions {
   loopOverrides: readonly LoopOverride[];
   /** An already open store (a resume reads its run before the runtime exists). */
   store?: Promise<Store>;
+  /** The configuration, when the caller already loaded it (to check it before opening anything). */
+  loaded?: LoadedLoopConfig;
 }
 
 /** Everything a loop run needs, like createRuntime but with the loop's config and tools. */
 export async function createLoopRuntime(args: GlobalArgs, output: Output, opts: LoopRuntimeOptions): Promise<Runtime> {
   const env = process.env;
-  const { config, explicit, warnings } = loadLoopConfig(args, opts.cwd, opts.loopOverrides);
+  const { config, explicit, warnings } = opts.loaded ?? loadLoopConfig(args, opts.cwd, opts.loopOverrides);
   if (!args.quiet) for (const w of warnings) output.diagnostic(`warning: ${w}`);
   const [profiles, tools] = await Promise.all([profilesFor(opts.cwd), loopToolsFor(opts.cwd, config)]);
   const store = opts.store ?? openConfiguredStore(config, env);
   store.catch(() => undefined);
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && !('CI' in env);
+  const interactive = isInteractive(env);
   const agent = new Agent({
     llm: createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: config.llm.first_chunk_timeout_s, chunkTimeoutS: config.llm.chunk_timeout_s }),
     store,

@@ -16,30 +16,40 @@ import {
   untrackedPaths,
   type DirtySnapshot,
   type GitProbe,
+  type GitStatusEntry,
 } from './git-probe.js';
 import { SKIP_NOT_GIT } from './indicators.js';
 import { isMarkerPath, MARKER_DIR } from './markers.js';
 import { codeSimplifiedDeclared } from './signals.js';
 
-/** The git side of a run: the probe, whether cwd is a repository, HEAD when the run started. */
+/**
+ * The git side of a run: the probe, whether cwd is a repository, HEAD when the run started, and
+ * what this process already computed (git is asked again only when something moved: each git
+ * call is a process spawn, the largest part of an iteration's bookkeeping).
+ */
 export interface GitContext {
   probe: GitProbe;
   repo: boolean;
   startHead: string | null;
+  /** HEAD and the commits since start counted for it. */
+  known?: { head: string | null; commits: number };
+  /** The diff since start has been computed once by this process. */
+  sinceStartKnown?: boolean;
 }
 
-/** The work tree at one moment: dirty files with signatures, and HEAD. */
+/** The work tree at one moment: its status entries, dirty files with signatures, and HEAD. */
 export interface TreeState {
+  entries: GitStatusEntry[];
   dirty: DirtySnapshot;
   head: string | null;
 }
 
-/** Reads the work tree's state (null outside git or when git fails). */
+/** Reads the work tree's state in one git call (null outside git or when git fails). */
 export async function observeTree(cwd: string, git: GitContext): Promise<TreeState | null> {
   if (!git.repo) return null;
-  const [entries, head] = await Promise.all([git.probe.status(cwd), git.probe.head(cwd)]);
-  if (entries === null) return null;
-  return { dirty: await dirtySnapshot(cwd, entries), head };
+  const st = await git.probe.status(cwd);
+  if (st === null) return null;
+  return { entries: st.entries, dirty: await dirtySnapshot(cwd, st.entries), head: st.head };
 }
 
 /** Everything collectEvidence combines. */
@@ -63,6 +73,8 @@ export interface CollectedEvidence {
   head: string | null;
   /** What could not be known, one line each (stored and shown in `runs show`). */
   unknown: string[];
+  /** The tree after the turn (null outside git or when git failed). */
+  after: TreeState | null;
 }
 
 function unique(items: Iterable<string>): string[] {
@@ -93,28 +105,32 @@ export async function collectEvidence(input: EvidenceInput): Promise<CollectedEv
   let sinceStart = unique([...input.changedSinceStartBefore, ...written]);
   let commits = 0;
   let dirtyTracked = false;
-  let head: string | null = null;
+  let after: TreeState | null = null;
   if (git.repo) {
-    const [entries, headNow, commitsNow, diffSinceStart] = await Promise.all([
-      git.probe.status(cwd),
-      git.probe.head(cwd),
-      git.probe.commitsSince(cwd, git.startHead),
-      git.probe.changedFiles(cwd, git.startHead),
-    ]);
-    head = headNow;
-    commits = headNow === null ? 0 : commitsNow;
-    if (entries === null) {
-      unknown.push('git status failed: files changed and uncommitted changes are unknown this iteration');
+    after = await observeTree(cwd, git);
+    if (after === null) {
+      unknown.push('git status failed: files changed, commits and uncommitted changes are unknown this iteration');
     } else {
-      dirtyTracked = hasTrackedChanges(entries);
-      const after = await dirtySnapshot(cwd, entries);
-      const committed =
-        input.before !== null && headNow !== null && input.before.head !== headNow
-          ? await git.probe.changedFiles(cwd, input.before.head, headNow)
-          : [];
-      const turnChanges = input.before === null ? [...after.keys()] : changedBetween(input.before.dirty, after);
+      const tree = after;
+      const before = input.before;
+      const headMoved = before === null || before.head !== tree.head;
+      dirtyTracked = hasTrackedChanges(tree.entries);
+      const [counted, committed] = await Promise.all([
+        git.known !== undefined && git.known.head === tree.head
+          ? Promise.resolve(git.known.commits)
+          : tree.head === null
+            ? Promise.resolve(0)
+            : git.probe.commitsSince(cwd, git.startHead),
+        before !== null && before.head !== null && tree.head !== null && headMoved ? git.probe.changedFiles(cwd, before.head, tree.head) : Promise.resolve([]),
+      ]);
+      commits = counted;
+      git.known = { head: tree.head, commits };
+      const turnChanges = before === null ? [...tree.dirty.keys()] : changedBetween(before.dirty, tree.dirty);
       filesChanged = unique([...written, ...turnChanges, ...committed]);
-      sinceStart = unique([...sinceStart, ...diffSinceStart, ...untrackedPaths(entries), ...filesChanged]);
+      // The diff since start only changes when this iteration changed something.
+      const diffSinceStart = filesChanged.length > 0 || headMoved || git.sinceStartKnown !== true ? await git.probe.changedFiles(cwd, git.startHead) : [];
+      git.sinceStartKnown = true;
+      sinceStart = unique([...sinceStart, ...diffSinceStart, ...untrackedPaths(tree.entries), ...filesChanged]);
     }
   } else {
     unknown.push(`commits and uncommitted changes: ${SKIP_NOT_GIT}`);
@@ -134,7 +150,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<CollectedEv
     codeSimplifiedDeclared: codeSimplifiedDeclared(activity.finalText, activity.signalArgs),
     toolCalls: activity.toolCalls,
   };
-  return { evidence, head, unknown };
+  return { evidence, head: after?.head ?? null, unknown, after };
 }
 
 /** The evidence with the checks' and ticket's results added. */

@@ -133,7 +133,7 @@ export class LineDecisionSource implements DecisionSource {
     private readonly display: string,
   ) {}
 
-  async decide(req: DecisionRequest): Promise<Decision | null> {
+  async decide(req: DecisionRequest, _signal?: AbortSignal): Promise<Decision | null> {
     if (this.exhausted) return null;
     for (;;) {
       const raw = await this.next();

@@ -25,14 +25,22 @@ export interface GitStatusEntry {
   path: string;
 }
 
+/** The work tree as one `git status` shows it. */
+export interface GitStatus {
+  /** Dirty entries under cwd, paths relative to it. */
+  entries: GitStatusEntry[];
+  /** HEAD's commit; null before the first commit. */
+  head: string | null;
+}
+
 /** The git questions the runner asks; an implementation never throws. */
 export interface GitProbe {
   /** True inside a work tree. */
   isRepo(cwd: string): Promise<boolean>;
   /** `git rev-parse HEAD`; null before the first commit or on failure. */
   head(cwd: string): Promise<string | null>;
-  /** Porcelain status of `cwd` (paths relative to it); null on failure. */
-  status(cwd: string): Promise<GitStatusEntry[] | null>;
+  /** Status of `cwd` and HEAD, in one git call; null on failure. */
+  status(cwd: string): Promise<GitStatus | null>;
   /** Commits on HEAD since `start` (all of HEAD's when null); 0 on failure. */
   commitsSince(cwd: string, start: string | null): Promise<number>;
   /** Tracked files that differ between `from` (EMPTY_TREE when null) and the working tree, or `to` when given. */
@@ -66,6 +74,41 @@ export function parsePorcelainZ(text: string): GitStatusEntry[] {
   return out;
 }
 
+/** Fields before the path in a porcelain v2 entry, by entry kind. */
+const V2_FIELDS: Readonly<Record<string, number>> = { '1': 8, '2': 9, u: 10 };
+
+/**
+ * Parses `git status --porcelain=v2 -z --branch`: the `# branch.oid` header gives HEAD (null
+ * for `(initial)`), entries give status codes in v1's letters (`.` → space, untracked `??`).
+ * Paths are as git prints them: relative to the repository root.
+ */
+export function parsePorcelainV2(text: string): GitStatus {
+  const parts = text.split('\0');
+  const entries: GitStatusEntry[] = [];
+  let head: string | null = null;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] ?? '';
+    if (part.startsWith('# branch.oid ')) {
+      const oid = part.slice('# branch.oid '.length).trim();
+      head = /^[0-9a-f]{7,64}$/.test(oid) ? oid : null;
+      continue;
+    }
+    const kind = part.charAt(0);
+    if (kind === '?' || kind === '!') {
+      entries.push({ code: kind === '?' ? '??' : '!!', path: part.slice(2) });
+      continue;
+    }
+    const n = V2_FIELDS[kind];
+    if (n === undefined) continue;
+    const fields = part.split(' ');
+    if (fields.length <= n) continue;
+    entries.push({ code: (fields[1] ?? '..').replace(/\./g, ' '), path: fields.slice(n).join(' ') });
+    // A rename or copy: its original path is the next NUL-separated field.
+    if (kind === '2') i++;
+  }
+  return { entries, head };
+}
+
 /** The cwd's path inside its repository (`sub/dir/`, or `` at the root), cached per directory. */
 const prefixes = new Map<string, Promise<string | null>>();
 function showPrefix(cwd: string): Promise<string | null> {
@@ -97,9 +140,10 @@ export const systemGit: GitProbe = {
   },
   async status(cwd) {
     // Porcelain paths are relative to the repository root whatever the cwd: strip the cwd's prefix.
-    const [prefix, out] = await Promise.all([showPrefix(cwd), git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--', '.'])]);
+    const [prefix, out] = await Promise.all([showPrefix(cwd), git(cwd, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=normal', '--', '.'])]);
     if (out === null || prefix === null) return null;
-    return parsePorcelainZ(out).map((e) => ({ code: e.code, path: e.path.startsWith(prefix) ? e.path.slice(prefix.length) : e.path }));
+    const st = parsePorcelainV2(out);
+    return { head: st.head, entries: st.entries.map((e) => ({ code: e.code, path: e.path.startsWith(prefix) ? e.path.slice(prefix.length) : e.path })) };
   },
   async commitsSince(cwd, start) {
     const out = await git(cwd, ['rev-list', '--count', start === null ? 'HEAD' : `${start}..HEAD`]);

@@ -55,7 +55,12 @@ export interface LoopDeps {
   git?: GitProbe;
   /** Default: Date.now. */
   now?: () => number;
+  /** Receives how long each part of an iteration's bookkeeping took (benchmarks; default: nothing). */
+  timing?: (phase: BookkeepingPhase, ms: number) => void;
 }
+
+/** The parts of an iteration the runner itself spends time on (the model's turn is not one). */
+export type BookkeepingPhase = 'pre_turn' | 'evidence' | 'checks' | 'evaluate' | 'commit';
 
 /** How a loop ended (stored as the run's status). */
 export type LoopEndStatus = 'completed' | 'incomplete' | 'aborted' | 'budget_exhausted' | 'interrupted' | 'failed';

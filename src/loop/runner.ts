@@ -11,10 +11,11 @@
  * before stagnation is looked at — a finished task that happens to repeat the previous state is
  * done, not stuck.
  */
+import { performance } from 'node:perf_hooks';
 import type { AgentEvent } from '../agent/events.js';
 import { isNaviError } from '../errors.js';
 import { runChecks, runTicket } from './checks.js';
-import { collectEvidence, evidenceRecord, observeTree, withChecks } from './collect-evidence.js';
+import { collectEvidence, evidenceRecord, observeTree, withChecks, type TreeState } from './collect-evidence.js';
 import { evaluateIteration } from './evaluate.js';
 import type { Evidence } from './evidence.js';
 import { buildIterationMessage } from './iteration-message.js';
@@ -24,7 +25,7 @@ import { endingMarker, isResumable, loopCompleteEvent, type EndContext, type End
 import { gateEvent, interrupted, statusEvent, stopEnding } from './runner-events.js';
 import { openRun, type OpenRun } from './runner-open.js';
 import { runIterationTurn } from './runner-turn.js';
-import type { LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
+import type { BookkeepingPhase, LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
 import type { ExitSignal } from './signals.js';
 import { consecutiveCount } from './stagnation.js';
 
@@ -50,6 +51,12 @@ class LoopRunner {
   private finalText = '';
   private lastEvidence: Evidence | null = null;
   private lastSignal: ExitSignal | null = null;
+  /**
+   * The tree as the last iteration's evidence saw it, when nothing can have touched it since
+   * (no checks or ticket ran, nobody at a terminal): the next iteration starts from it instead
+   * of asking git again.
+   */
+  private treeAfterLast: TreeState | null = null;
 
   constructor(
     private readonly opts: LoopRunOptions,
@@ -73,6 +80,18 @@ class LoopRunner {
 
   private tag<T extends AgentEvent>(ev: T, n: number): T {
     return { ...ev, iteration: n, loop_iteration: n };
+  }
+
+  /** Times `work` as one bookkeeping phase (when a timing sink is set). */
+  private async timed<T>(phase: BookkeepingPhase, work: () => Promise<T>): Promise<T> {
+    const sink = this.deps.timing;
+    if (sink === undefined) return work();
+    const t = performance.now();
+    try {
+      return await work();
+    } finally {
+      sink(phase, performance.now() - t);
+    }
   }
 
   async *run(): Events<LoopOutcome> {
@@ -144,15 +163,19 @@ class LoopRunner {
     const startedAt = new Date(this.now());
     yield this.tag({ type: 'iteration_started', max_iterations: s.maxIterations, tokens_spent: s.promptTokens + s.completionTokens }, n);
     const git = this.open.git;
-    if (!git.repo) git.repo = await git.probe.isRepo(this.cwd);
-    const before = await observeTree(this.cwd, git);
-    const message = buildIterationMessage({
-      task: this.opts.task.prompt,
-      iteration: n,
-      maxIterations: s.maxIterations,
-      checkNames: this.opts.task.checks.map((c) => c.name),
-      previousStatus: s.previousStatus,
-      notes: s.notes,
+    const { before, message } = await this.timed('pre_turn', async () => {
+      if (!git.repo) git.repo = await git.probe.isRepo(this.cwd);
+      return {
+        before: this.treeAfterLast ?? (await observeTree(this.cwd, git)),
+        message: buildIterationMessage({
+          task: this.opts.task.prompt,
+          iteration: n,
+          maxIterations: s.maxIterations,
+          checkNames: this.opts.task.checks.map((c) => c.name),
+          previousStatus: s.previousStatus,
+          notes: s.notes,
+        }),
+      };
     });
     const turn = yield* runIterationTurn({
       agent: this.deps.agent,
@@ -173,19 +196,28 @@ class LoopRunner {
     this.finalText = turn.outcome.text;
     if (turn.stop !== null) return yield* this.finish(stopEnding(turn.stop, this.opts), false);
 
-    const collected = await collectEvidence({
-      cwd: this.cwd,
-      activity: turn.activity,
-      git,
-      before,
-      changedSinceStartBefore: s.changedSinceStart,
-      runStartedAt: this.open.startedAt,
-    });
+    const collected = await this.timed('evidence', () =>
+      collectEvidence({
+        cwd: this.cwd,
+        activity: turn.activity,
+        git,
+        before,
+        changedSinceStartBefore: s.changedSinceStart,
+        runStartedAt: this.open.startedAt,
+      }),
+    );
+    this.treeAfterLast = null;
+    const untouched = this.opts.task.checks.length === 0 && this.opts.task.ticket === undefined && this.opts.decisions.kind !== 'terminal';
+    if (untouched) this.treeAfterLast = collected.after;
     const checkEnv = { cwd: this.cwd, signal: this.opts.signal, redact: this.opts.turn.redact, ...(this.opts.checkEnv ? { env: this.opts.checkEnv } : {}) };
-    const checks = await runChecks(this.opts.task.checks, checkEnv);
-    const ticket = this.opts.task.ticket !== undefined && !this.opts.signal.aborted ? await runTicket(this.opts.task.ticket, checkEnv) : null;
+    const ticketDef = this.opts.task.ticket;
+    const [checks, ticket] = await this.timed('checks', async () => [
+      await runChecks(this.opts.task.checks, checkEnv),
+      ticketDef !== undefined && !this.opts.signal.aborted ? await runTicket(ticketDef, checkEnv) : null,
+    ] as const);
     if (this.opts.signal.aborted) return yield* this.finish(interrupted(), false);
     const evidence = withChecks(collected.evidence, checks, ticket);
+    const evalStart = performance.now();
     const ev = evaluateIteration({
       evidence,
       finalText: turn.activity.finalText,
@@ -197,6 +229,7 @@ class LoopRunner {
       stagnationThreshold: this.opts.loop.stagnation_threshold,
       requireExplicitSignal: this.opts.loop.exit_requires_explicit_signal,
     });
+    this.deps.timing?.('evaluate', performance.now() - evalStart);
     yield this.tag(statusEvent(ev, evidence), n);
     yield this.tag(gateEvent(ev), n);
 
@@ -217,6 +250,7 @@ class LoopRunner {
       ...verdict.record,
       notes_for_next: ending === null ? verdict.notes : [],
     };
+    const commitStart = performance.now();
     await this.deps.store.loopRuns.commitIteration(
       this.runId,
       {
@@ -246,6 +280,7 @@ class LoopRunner {
         ...(ending !== null ? { status: ending.status, reason: ending.reason, finishedAt: final ? new Date(this.now()) : null } : {}),
       },
     );
+    this.deps.timing?.('commit', performance.now() - commitStart);
     s.iteration = n;
     s.hashHistory = verdict.history;
     s.stagnationCount = stagnationCount;

@@ -103,6 +103,9 @@ const VOLATILE: ReadonlyArray<readonly [RegExp, string]> = [
   [/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g, '<time>'],
   [/\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g, '<time>'],
   [/\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h)\b/g, '<dur>'],
+  // Durations named by their key rather than a unit: node --test's TAP (`duration_ms: 2.07`,
+  // `# duration_ms 143.01`), JSON reporters (`"duration": 12`).
+  [/\b(duration(?:_ms|_s)?|elapsed(?:_ms|_s)?|time_ms)(["']?\s*[:=]\s*|\s+)\d+(?:\.\d+)?/gi, '$1$2<n>'],
   [/\b0x[0-9a-fA-F]{6,}\b/g, '<addr>'],
   [/(?:\/tmp|\/var\/folders|\/private\/var)\/[^\s'":]+/g, '<tmp>'],
   [/\b(?:pid|PID)[ =:]+\d+/g, 'pid <n>'],

@@ -21,7 +21,7 @@ import { loadTaskFile, promptOnlyTask, taskLoopOverride, type Task } from '../..
 import type { Store } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
-import { createLoopRuntime } from '../loop-runtime.js';
+import { createLoopRuntime, isInteractive, loadLoopConfig } from '../loop-runtime.js';
 import type { Output } from '../output.js';
 import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
@@ -103,7 +103,8 @@ function flagOverride(args: LoopArgs): LoopOverride | undefined {
 }
 
 function decisionSource(args: LoopArgs, cwd: string, interactive: boolean, output: Output): DecisionSource {
-  if (args.decisions === '-') return stdinDecisions();
+  // yargs hands `--decisions -` over as an empty string.
+  if (args.decisions === '-' || args.decisions === '') return stdinDecisions();
   if (args.decisions !== undefined) return fileDecisions(args.decisions, cwd);
   return interactive ? terminalDecisions({ echoMenu: output.mode !== 'text' }) : headlessDecisions;
 }
@@ -119,7 +120,7 @@ function requireDecider(approval: string, source: DecisionSource): void {
 
 /** `navi loop`. */
 export async function loopCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
-  return runLoopCommand(argv as LoopArgs, {});
+  return runLoopCommand(argv, {});
 }
 
 /** Loop mode for `navi loop` and for `navi run` entering it. */
@@ -141,13 +142,27 @@ export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<
     return runCommand({ ...args, prompt: [task.prompt], cwd: task.cwd ?? args.cwd, profile: args.profile ?? task.profile, loop: false, maxIterations: undefined });
   }
   const output = createOutput(args);
-  let rt: Runtime | null = null;
   let store: Promise<Store> | null = null;
   const ids = { sessionId: '', runId: undefined as string | undefined };
-  const stop = installStopHandlers((sig) => {
-    if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, saving the run and stopping… (Ctrl-C again to exit at once)`);
-  });
+  const stop = installStopHandlers(
+    (sig) => {
+      if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, saving the run and stopping… (Ctrl-C again to exit at once)`);
+    },
+    () =>
+      output.resultSync({
+        status: 'interrupted',
+        reason: 'forced_exit',
+        exit_code: EXIT.interrupted,
+        result: '',
+        ...(ids.runId !== undefined ? { run_id: ids.runId } : {}),
+        num_turns: 0,
+        usage: { prompt_tokens: 0, completion_tokens: 0 },
+        duration_ms: Date.now() - started,
+        errors: [`stopped at once by a second SIGINT; committed iterations are kept${ids.runId !== undefined ? `; resume with: navi loop --resume ${ids.runId}` : ''}`],
+      }),
+  );
   try {
+    let rt: Runtime;
     const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
     let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
     if (args.resume !== undefined) {
@@ -187,11 +202,14 @@ export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<
     } else {
       const t = task as Task;
       const overrides = [taskLoopOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
-      rt = await createLoopRuntime(args, output, { cwd: t.cwd ?? baseCwd, loopOverrides: overrides });
-      store = rt.store;
-      const loop = rt.config.loop_mode;
-      const decisions = decisionSource(args, baseCwd, rt.interactive, output);
+      const cwd = t.cwd ?? baseCwd;
+      // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
+      const loaded = loadLoopConfig(args, cwd, overrides);
+      const loop = loaded.config.loop_mode;
+      const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
       requireDecider(loop.iteration_approval, decisions);
+      rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
+      store = rt.store;
       const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
       resolveProfile(rt, profileId);
       const deadlineMs =

@@ -80,7 +80,11 @@ function taskJson(t: Task): Record<string, unknown> {
   };
 }
 
-export async function tasksList(argv: Args): Promise<number> {
+export function tasksList(argv: Args): Promise<number> {
+  return Promise.resolve(syncTasksList(argv));
+}
+
+function syncTasksList(argv: Args): number {
   const cwd = resolveCwd(argv.cwd);
   const entries = taskFiles(cwd, true).map((e) => ({ ...e, result: validateTaskFile(e.path, e.display) }));
   if (argv.output !== 'text') {
@@ -131,7 +135,11 @@ function isFile(p: string): boolean {
   }
 }
 
-export async function tasksShow(argv: Args): Promise<number> {
+export function tasksShow(argv: Args): Promise<number> {
+  return Promise.resolve(syncTasksShow(argv));
+}
+
+function syncTasksShow(argv: Args): number {
   const cwd = resolveCwd(argv.cwd);
   const entry = findTask(String(argv.file), cwd);
   const result = validateTaskFile(entry.path, entry.display);
@@ -173,7 +181,11 @@ function reportProblems(files: Array<{ display: string; result: TaskValidation }
   return EXIT.invalid_input;
 }
 
-export async function tasksValidate(argv: Args): Promise<number> {
+export function tasksValidate(argv: Args): Promise<number> {
+  return Promise.resolve(syncTasksValidate(argv));
+}
+
+function syncTasksValidate(argv: Args): number {
   const cwd = resolveCwd(argv.cwd);
   const ref = typeof argv.file === 'string' ? argv.file : undefined;
   const entries = ref !== undefined ? [{ path: resolve(cwd, ref), display: ref }] : taskFiles(cwd, false);

@@ -1,0 +1,154 @@
+/**
+ * `navi runs list|show ID` (SPEC §3): loop runs with their status, counters and budgets, and a
+ * run's committed iterations — status blocks, gate decisions and reasons, decisions taken,
+ * evidence and tokens. Text for people, one JSON object with `-o json`/`stream-json`.
+ */
+import { NotFoundError } from '../../errors.js';
+import type { LoopIterationRecord, LoopRunRecord, Store } from '../../store/types.js';
+import type { GlobalArgs } from '../global-args.js';
+import { openConfiguredStore, setup } from '../setup.js';
+
+type Args = GlobalArgs & Record<string, unknown>;
+
+async function withStore<T>(argv: Args, fn: (store: Store, json: boolean) => Promise<T>): Promise<T> {
+  const { config, env } = setup(argv);
+  const store = await openConfiguredStore(config, env);
+  try {
+    return await fn(store, argv.output !== 'text');
+  } finally {
+    await store.close();
+  }
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function iso(d: Date | null): string | null {
+  return d === null ? null : d.toISOString();
+}
+
+/** A run as JSON (snake_case). */
+function runJson(r: LoopRunRecord): Record<string, unknown> {
+  return {
+    id: r.id,
+    session_id: r.sessionId,
+    task_name: r.taskName,
+    status: r.status,
+    reason: r.reason,
+    iteration: r.iteration,
+    max_iterations: r.maxIterations,
+    stagnation_count: r.stagnationCount,
+    hash_history: r.hashHistory,
+    diversifications: r.diversifications,
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.completionTokens,
+    max_tokens: r.maxTokens,
+    deadline_at: iso(r.deadlineAt),
+    git_head_at_start: r.gitHeadAtStart,
+    cwd: r.cwd,
+    started_at: iso(r.startedAt),
+    updated_at: iso(r.updatedAt),
+    finished_at: iso(r.finishedAt),
+    task: r.task,
+    config: r.config,
+  };
+}
+
+function iterationJson(it: LoopIterationRecord): Record<string, unknown> {
+  return {
+    iteration: it.iteration,
+    phase: it.phase,
+    state_hash: it.stateHash,
+    indicators: it.indicators,
+    gate_decision: it.gateDecision,
+    gate_reason: it.gateReason,
+    exit_signal: it.exitSignal,
+    decision: it.decision,
+    evidence: it.evidence,
+    status_block: it.statusBlock,
+    prompt_tokens: it.promptTokens,
+    completion_tokens: it.completionTokens,
+    duration_ms: it.durationMs,
+    started_at: iso(it.startedAt),
+    finished_at: iso(it.finishedAt),
+  };
+}
+
+function when(d: Date): string {
+  return d.toISOString().replace('T', ' ').slice(0, 16);
+}
+
+export async function runsList(argv: Args): Promise<number> {
+  const limit = typeof argv.limit === 'number' && argv.limit > 0 ? argv.limit : 20;
+  return withStore(argv, async (store, json) => {
+    const runs = await store.loopRuns.list({ limit });
+    if (json) {
+      printJson({ runs: runs.map(runJson) });
+      return 0;
+    }
+    if (runs.length === 0) {
+      process.stdout.write('no loop runs yet; start one with: navi loop tasks/<task>.yaml\n');
+      return 0;
+    }
+    for (const r of runs) {
+      const progress = `${r.iteration}/${r.maxIterations}`.padStart(5);
+      const why = r.reason ? ` (${r.reason})` : '';
+      process.stdout.write(`${r.id}  ${when(r.startedAt)}  ${r.status.padEnd(16)} ${progress}  ${r.taskName}${why}\n`);
+    }
+    return 0;
+  });
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** One line per decision taken in an iteration (approval, stagnation, max iterations, diversification). */
+function decisionLines(decision: unknown): string[] {
+  if (!isRecord(decision)) return [];
+  const out: string[] = [];
+  const show = (label: string, d: unknown): void => {
+    if (!isRecord(d)) return;
+    const line = typeof d.line === 'number' ? ` line ${d.line}` : '';
+    const feedback = typeof d.feedback === 'string' && d.feedback !== '' ? ` — ${d.feedback}` : '';
+    out.push(`${label}: ${String(d.decision)} (${String(d.source)}${line})${feedback}`);
+  };
+  show('approval', decision.approval);
+  if (isRecord(decision.stagnation)) {
+    out.push(`stagnation: ${String(decision.stagnation.reason)} × ${String(decision.stagnation.count)}`);
+    show('  decision', decision.stagnation.decision);
+  }
+  if (isRecord(decision.diversification)) out.push(`diversified: ${String(decision.diversification.strategy)} (attempt ${String(decision.diversification.attempt)})`);
+  show('max iterations', decision.max_iterations);
+  if (isRecord(decision.question)) out.push(`model asked: ${String(decision.question.question)}`);
+  return out;
+}
+
+export async function runsShow(argv: Args): Promise<number> {
+  const id = String(argv.id);
+  return withStore(argv, async (store, json) => {
+    const run = await store.loopRuns.get(id);
+    if (!run) throw new NotFoundError('run_not_found', `no loop run '${id}'; see: navi runs list`);
+    const iterations = await store.loopRuns.listIterations(id);
+    if (json) {
+      printJson({ run: runJson(run), iterations: iterations.map(iterationJson) });
+      return 0;
+    }
+    const lines = [
+      `loop run ${run.id}: ${run.taskName}`,
+      `status: ${run.status}${run.reason ? ` (${run.reason})` : ''}; iteration ${run.iteration}/${run.maxIterations}; diversifications ${run.diversifications}`,
+      `tokens: ${run.promptTokens + run.completionTokens}${run.maxTokens !== null ? ` of ${run.maxTokens}` : ''}; deadline: ${run.deadlineAt?.toISOString() ?? 'none'}`,
+      `cwd: ${run.cwd}; session: ${run.sessionId}; started ${run.startedAt.toISOString()}${run.finishedAt ? `, finished ${run.finishedAt.toISOString()}` : ''}`,
+      `hash history (since last reset): ${run.hashHistory.join(' ') || '(empty)'}`,
+    ];
+    if (run.status !== 'completed' && run.status !== 'aborted') lines.push(`resume with: navi loop --resume ${run.id}`);
+    for (const it of iterations) {
+      lines.push('', `── iteration ${it.iteration}: ${it.phase}, hash ${it.stateHash}, gate ${it.gateDecision ?? '-'} (${it.gateReason ?? ''}), ${it.durationMs} ms, ${it.promptTokens + it.completionTokens} tokens`);
+      lines.push(...decisionLines(it.decision));
+      lines.push(it.statusBlock);
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  });
+}

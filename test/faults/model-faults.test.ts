@@ -1,0 +1,158 @@
+/**
+ * A model that sends what no sane model would (issue 5 item 1): 50 tool calls in one turn, a
+ * 20 MB tool argument, an endless think stream. navi must execute in order, store every call
+ * with its result, stay within bounded memory, and stop on SIGINT — without the stream guards
+ * firing on a stream that is alive.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { forEachBackend } from '../support/databases.js';
+import type { FakeToolCall } from '../support/fake-ollama.js';
+import {
+  FAST_TIMEOUTS,
+  LONG_SCENARIO_TIMEOUT_MS,
+  SCENARIO_TIMEOUT_MS,
+  describeRun,
+  eventsOf,
+  expectCleanExit,
+  expectConsistentSession,
+  expectValidStream,
+  expectWellFormedRequest,
+  requestMessages,
+  resultOf,
+  rssProbe,
+  scenario,
+} from './helpers.js';
+
+const MANY = 50;
+
+/**
+ * Peak RSS allowed for a run handling a 20 MB argument: ~400 MB on PostgreSQL (the issue's
+ * figure; a plain one-tool run peaks at ~120 MB). PGlite's WASM heap grows with the rows it
+ * writes and never shrinks (~360 MB for a plain run): there the bound only catches a runaway.
+ */
+const BIG_ARGUMENT_RSS_MB = { postgres: 400, pglite: 1_000 } as const;
+
+/** SPEC §12: a stop takes effect within a second. */
+const STOP_LATENCY_MS = 1_000;
+
+/** Measured numbers, printed once per file for the report. */
+const measured: string[] = [];
+
+forEachBackend((backend) => {
+  describe('model faults', () => {
+    it(`${MANY} tool calls in one turn: all run in order, ${MANY} results stored, the next request carries all of them`, async () => {
+      const calls: FakeToolCall[] = Array.from({ length: MANY }, (_, i) => ({
+        name: 'shell',
+        arguments: { command: `echo call-${i} | tee -a order.log` },
+      }));
+      const s = await scenario(backend, { turns: [{ tool_calls: calls }, { content: 'All fifty ran.' }], on_exhausted: 'error' });
+      const run = await s.navi(['run', '-o', 'stream-json', 'run fifty commands'], { env: FAST_TIMEOUTS });
+      expect(run.code, describeRun(run)).toBe(0);
+      const events = expectValidStream(run);
+      const started = eventsOf(events, 'tool_started');
+      const done = eventsOf(events, 'tool_call');
+      expect(started).toHaveLength(MANY);
+      expect(done.map((e) => [e.ok, String(e.output).split('\n')[0]])).toEqual(calls.map((_, i) => [true, `call-${i}`]));
+      expect(new Set(done.map((e) => e.call_id)).size).toBe(MANY);
+      // Each call ran after the previous one finished: start, result, start, result…
+      const order = events.filter((e) => e.type === 'tool_started' || e.type === 'tool_call').map((e) => `${String(e.type)}:${String(e.call_id)}`);
+      expect(order).toEqual(done.flatMap((e) => [`tool_started:${String(e.call_id)}`, `tool_call:${String(e.call_id)}`]));
+      expect(fs.readFileSync(path.join(s.cwd, 'order.log'), 'utf8')).toBe(calls.map((_, i) => `call-${i}\n`).join(''));
+      expect(resultOf(run)).toMatchObject({ status: 'success', result: 'All fifty ran.', num_turns: 2 });
+
+      const stored = await expectConsistentSession(s.db, String(resultOf(run).session_id));
+      expect(stored.messages).toHaveLength(1 + 1 + MANY + 1);
+      expect(stored.messages[1]?.tool_calls?.map((c) => c.arguments)).toEqual(calls.map((c) => c.arguments));
+      expect(stored.messages.slice(2, 2 + MANY).map((m) => m.content.split('\n')[0])).toEqual(calls.map((_, i) => `call-${i}`));
+
+      const chats = s.chats();
+      expect(chats).toHaveLength(2);
+      const second = requestMessages(chats[1]);
+      expectWellFormedRequest(second);
+      const assistant = second.find((m) => m.role === 'assistant');
+      expect((assistant?.tool_calls as unknown[]).length).toBe(MANY);
+      const results = second.filter((m) => m.role === 'tool');
+      expect(results.map((m) => String(m.content).split('\n')[0])).toEqual(calls.map((_, i) => `call-${i}`));
+    }, SCENARIO_TIMEOUT_MS);
+
+    it('a 20 MB write_file argument: no crash, no hang, bounded memory, a consistent session', async () => {
+      // Incompressible (base64 of random bytes), so neither the database nor the wire shrinks it.
+      const content = randomBytes(15 * 1024 * 1024).toString('base64');
+      expect(content.length).toBe(20 * 1024 * 1024);
+      const s = await scenario(backend, {
+        turns: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'big.txt', content } }] }, { content: 'Wrote it.' }],
+        on_exhausted: 'done',
+      });
+      const probe = rssProbe();
+      // Default stream timeouts (90 s / 60 s): the parse time of the line is asserted on its own below.
+      const run = await s.navi(['run', '-o', 'stream-json', 'write a big file'], { env: probe.env, timeoutMs: 40_000 });
+      const peak = probe.peakMb();
+      expectCleanExit(run, [0]);
+      const events = expectValidStream(run);
+      const parseMs = Date.parse(String(eventsOf(events, 'tool_started')[0]?.ts)) - (s.chats()[0]?.receivedAt ?? 0);
+      measured.push(
+        `${backend.kind}: 20 MB argument: peak RSS ${peak?.toFixed(0) ?? '?'} MB, run ${run.durationMs} ms, ` +
+          `request→tool_started ${parseMs} ms, stdout ${(run.stdout.length / 1e6).toFixed(1)} MB`,
+      );
+      const call = eventsOf(events, 'tool_call')[0];
+      expect(call).toMatchObject({ name: 'write_file', ok: true });
+      expect(fs.statSync(path.join(s.cwd, 'big.txt')).size).toBe(content.length);
+      expect(fs.readFileSync(path.join(s.cwd, 'big.txt'), 'utf8') === content, 'the file holds the argument byte for byte').toBe(true);
+      const stored = await expectConsistentSession(s.db, String(resultOf(run).session_id));
+      expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      // Every later request carries a truncated view of the argument, not 20 MB again.
+      const later = s.chats().slice(1).map((r) => r.bytes);
+      expect(later.length).toBeGreaterThan(0);
+      for (const bytes of later) expect(bytes, 'bytes of a request after the big call').toBeLessThan(1_000_000);
+      expect((stored.messages[1]?.tool_calls?.[0]?.arguments as { content: string }).content === content, 'the call is stored whole').toBe(true);
+      // Measurements: soft, so one over its bound does not hide the other.
+      expect.soft(peak, 'peak RSS (MB) with a 20 MB argument').toBeLessThan(BIG_ARGUMENT_RSS_MB[backend.kind]);
+      // The fake sends the whole line in ~0.1 s; reading it must be linear in its length
+      // (a 20 MB line re-split on every 64 KiB chunk took 4.5 s, and grows with the square).
+      expect.soft(parseMs, 'ms from the request to the parsed 20 MB tool call').toBeLessThan(2_000);
+    }, LONG_SCENARIO_TIMEOUT_MS);
+
+    it('an endless think stream: the chunk timer never fires while chunks flow, SIGINT stops it within a second, the thinking is kept', async () => {
+      const s = await scenario(backend, { turns: [{ thinking: 'Let me think. ', endless_thinking: true }], on_exhausted: 'error' });
+      const proc = s.start(['run', '-o', 'stream-json', 'think forever'], { env: { LLM_STREAM_FIRST_CHUNK_TIMEOUT: '0.5', LLM_STREAM_CHUNK_TIMEOUT: '0.5' } });
+      const first = await proc.waitForEvent('thinking_delta');
+      // Alive for four times the chunk timeout: a guard that fired wrongly would have ended it.
+      let deltas = 0;
+      await proc.waitForEvent('thinking_delta', () => ++deltas >= 2 && Date.now() - Number(Date.parse(String(first.ts))) >= 2_000);
+      proc.kill('SIGINT');
+      const run = await proc.result;
+      const latency = run.exitedAt - (run.signalsSentAt[0] ?? 0);
+      measured.push(`${backend.kind}: endless thinking: exit ${latency} ms after SIGINT`);
+      expectCleanExit(run, [130]);
+      expect(latency, `exit ${latency} ms after SIGINT`).toBeLessThan(STOP_LATENCY_MS);
+      const events = expectValidStream(run);
+      expect(eventsOf(events, 'error')).toEqual([]);
+      const result = resultOf(run);
+      expect(result).toMatchObject({ status: 'interrupted', exit_code: 130, reason: 'interrupted' });
+      const streamed = eventsOf(events, 'thinking_delta').map((e) => String(e.text)).join('');
+      expect(streamed.length).toBeGreaterThan(100);
+      // The request was cut, not left streaming into a closed pipe.
+      const closed = await s.fake.waitForClose(s.fake.requests.findIndex((r) => r.path === '/api/chat'), 2_000);
+      expect(closed.clientClosed).toBe(true);
+
+      const stored = await expectConsistentSession(s.db, String(result.session_id));
+      expect(stored.messages.map((m) => [m.role, m.content])).toEqual([
+        ['user', 'think forever'],
+        ['assistant', ''],
+      ]);
+      // Everything shown was kept (the stream may have delivered a little more before the stop).
+      expect(stored.messages[1]?.thinking?.startsWith(streamed)).toBe(true);
+      // Reasoning alone is not an answer: the model's view holds the prompt only.
+      expect(stored.context).toEqual([{ role: 'user', content: 'think forever' }]);
+    }, SCENARIO_TIMEOUT_MS);
+  });
+});
+
+describe('measurements', () => {
+  it('are printed for the report', () => {
+    if (measured.length > 0) process.stderr.write(`\n[faults] ${measured.join('\n[faults] ')}\n`);
+  });
+});

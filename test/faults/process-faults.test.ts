@@ -1,0 +1,210 @@
+/**
+ * Stopping navi at awkward moments (issue 5 item 1, SPEC §4 exit 130, §8 cooperative stop):
+ * SIGINT or SIGTERM while a tool runs, and SIGINT at random moments of a run that writes to the
+ * database all the time. Every stop: exit 130 (or 0 when the run won the race), a valid stream
+ * ending in its `result`, no stack trace, no process left behind, and a session whose every
+ * stored tool call has its result — so `navi run --session ID` continues it with a
+ * well-formed request. (`kill -9` mid-iteration + resume belongs to the loop-mode suite.)
+ */
+import { randomInt } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { forEachBackend } from '../support/databases.js';
+import type { FakeScript, FakeTurn } from '../support/fake-ollama.js';
+import {
+  FAST_TIMEOUTS,
+  LONG_SCENARIO_TIMEOUT_MS,
+  SCENARIO_TIMEOUT_MS,
+  describeRun,
+  eventsOf,
+  expectCleanExit,
+  expectConsistentIn,
+  expectConsistentSession,
+  expectValidStream,
+  expectWellFormedRequest,
+  liveGroupMembers,
+  processGroupOf,
+  processesMatching,
+  reapOnFinish,
+  requestMessages,
+  resultOf,
+  roles,
+  scenario,
+  sleepMarker,
+  until,
+  wireRoles,
+} from './helpers.js';
+
+/** The issue's bound for a stop while a tool runs (the tool gets SIGTERM, the run saves, then exits). */
+const TOOL_STOP_LATENCY_MS = 2_000;
+
+/**
+ * Runs of the random-stop test (`NAVI_FAULT_ROUNDS` overrides both). PGlite pays ~1.5 s to open
+ * its directory per run, so it gets fewer rounds to keep the suite within its time budget.
+ */
+const ROUNDS_OVERRIDE = Number(process.env.NAVI_FAULT_ROUNDS);
+const ROUNDS = { postgres: 10, pglite: 6 } as const;
+
+const measured: string[] = [];
+
+/** Cheap, database-heavy tool turns: each writes ~30 KB of arguments and reads it back (~24 KB result), and adds a todo. */
+function busyScript(turns: number): FakeScript {
+  const body = 'x'.repeat(100).concat('\n').repeat(300);
+  const script: FakeTurn[] = Array.from({ length: turns }, (_, i) => ({
+    tool_calls: [
+      { name: 'write_file', arguments: { path: `f${i}.txt`, content: `${i}\n${body}` } },
+      { name: 'read_file', arguments: { path: `f${i}.txt` } },
+      { name: 'todo', arguments: { action: 'add', text: `step ${i}` } },
+    ],
+  }));
+  return { turns: [...script, { content: 'finished' }], on_exhausted: 'done' };
+}
+
+forEachBackend((backend) => {
+  describe('stopping while a tool runs', () => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      it(`${signal} during \`sleep 30\`: exit 130 within 2 s, its process group gone, the call and an "interrupted" result stored, the session continues`, async () => {
+        const marker = sleepMarker(30);
+        reapOnFinish(`sleep ${marker}`);
+        const s = await scenario(backend, {
+          turns: [
+            {
+              content: 'Running both.',
+              tool_calls: [
+                { name: 'shell', arguments: { command: `echo begun; sleep ${marker}` } },
+                { name: 'write_file', arguments: { path: 'after.txt', content: 'must not be written' } },
+              ],
+            },
+            { content: 'Continuing after the stop.' },
+          ],
+          on_exhausted: 'error',
+        });
+        const proc = s.start(['run', '-o', 'stream-json', 'wait for it'], { env: FAST_TIMEOUTS });
+        await proc.waitForEvent('tool_started');
+        await until(() => processesMatching(`sleep ${marker}`).length > 0, 5_000, 'the sleep process');
+        const [toolPid] = processesMatching(`sleep ${marker}`);
+        const pgid = processGroupOf(toolPid ?? -1);
+        proc.kill(signal);
+        const run = await proc.result;
+        const latency = run.exitedAt - (run.signalsSentAt[0] ?? 0);
+        measured.push(`${backend.kind}: ${signal} during a tool: exit ${latency} ms after the signal`);
+        expectCleanExit(run, [130]);
+        expect(latency, `exit ${latency} ms after ${signal}`).toBeLessThan(TOOL_STOP_LATENCY_MS);
+        // navi waited for the group to die before it exited.
+        expect(liveGroupMembers(pgid), `live members of the tool's process group ${pgid}`).toEqual([]);
+        expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+
+        const events = expectValidStream(run);
+        expect(eventsOf(events, 'tool_call').map((e) => [e.name, e.ok, e.output])).toEqual([
+          ['shell', false, expect.stringMatching(/^interrupted/)],
+          ['write_file', false, 'not run: navi was interrupted'],
+        ]);
+        expect(eventsOf(events, 'stream_end').map((e) => e.stop_reason)).toEqual(['interrupted']);
+        const result = resultOf(run);
+        expect(result).toMatchObject({ status: 'interrupted', exit_code: 130, reason: 'interrupted' });
+        expect(fs.existsSync(path.join(s.cwd, 'after.txt'))).toBe(false);
+
+        const sessionId = String(result.session_id);
+        const stored = await expectConsistentSession(s.db, sessionId);
+        expect(roles(stored.messages)).toEqual(['user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file']);
+        expect(stored.messages[1]?.content).toBe('Running both.');
+
+        if (signal === 'SIGTERM') return; // the continuation is the same for both
+        const next = await s.navi(['run', '-o', 'stream-json', '--session', sessionId, 'go on'], { env: FAST_TIMEOUTS });
+        expectCleanExit(next, [0]);
+        expectValidStream(next);
+        expect(resultOf(next)).toMatchObject({ status: 'success', result: 'Continuing after the stop.' });
+        const request = requestMessages(s.chats().at(-1));
+        expectWellFormedRequest(request);
+        expect(wireRoles(request.filter((m) => m.role !== 'system'))).toEqual(['user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file', 'user']);
+      }, SCENARIO_TIMEOUT_MS);
+    }
+  });
+
+  describe('killed outright', () => {
+    it('kill -9 while a tool runs, then `navi run --session ID`: the resumed request answers every stored tool call', async () => {
+      const marker = sleepMarker(30);
+      reapOnFinish(`sleep ${marker}`);
+      const s = await scenario(backend, {
+        turns: [
+          { tool_calls: [{ name: 'shell', arguments: { command: `sleep ${marker}` } }, { name: 'list_dir', arguments: {} }] },
+          { content: 'Resumed after the crash.' },
+        ],
+        on_exhausted: 'error',
+      });
+      const proc = s.start(['run', '-o', 'stream-json', 'wait for it'], { env: FAST_TIMEOUTS });
+      const started = await proc.waitForEvent('run_started');
+      await proc.waitForEvent('tool_started');
+      await until(() => processesMatching(`sleep ${marker}`).length > 0, 5_000, 'the sleep process');
+      // The assistant message with the calls is queued before the tool starts; give the write a moment.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proc.kill('SIGKILL');
+      const killed = await proc.result;
+      expect(killed.signal, describeRun(killed)).toBe('SIGKILL');
+      // Nothing can clean up after SIGKILL: the tool is still running (a known limit), reaped here.
+      for (const pid of processesMatching(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');
+
+      const sessionId = String(started.session_id);
+      const before = await expectConsistentSession(s.db, sessionId, { pairs: false });
+      expect(roles(before.messages)).toEqual(['user', 'assistant(shell,list_dir)']);
+
+      const next = await s.navi(['run', '-o', 'stream-json', '--session', sessionId, 'go on'], { env: FAST_TIMEOUTS });
+      expectCleanExit(next, [0]);
+      expectValidStream(next);
+      // Every call the model made is answered before the new prompt (a result saying it was lost),
+      // or the request is not well-formed and chat templates misbehave.
+      expectWellFormedRequest(requestMessages(s.chats().at(-1)), 'the resumed request');
+      await expectConsistentSession(s.db, sessionId);
+    }, SCENARIO_TIMEOUT_MS);
+  });
+
+  describe('stopping at random moments', () => {
+    const rounds = Number.isInteger(ROUNDS_OVERRIDE) && ROUNDS_OVERRIDE > 0 ? ROUNDS_OVERRIDE : ROUNDS[backend.kind];
+    it(`SIGINT at ${rounds} random moments of a write-heavy run: always 130 or 0, never a stack trace, every session consistent`, async () => {
+      const s = await scenario(backend, busyScript(40));
+      const sessions: string[] = [];
+      const codes: Array<number | null> = [];
+      for (let round = 0; round < rounds; round++) {
+        s.fake.setScript(busyScript(40));
+        const proc = s.start(['run', '-o', 'stream-json', `round ${round}`], { env: FAST_TIMEOUTS });
+        // Half the rounds aim at the first writes (right after the prompt), half later on.
+        const anchor = round % 2 === 0 ? 'run_started' : 'tool_call';
+        await proc.waitForEvent(anchor).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, randomInt(0, round % 2 === 0 ? 400 : 250)));
+        proc.kill('SIGINT');
+        const run = await proc.result;
+        codes.push(run.code);
+        expectCleanExit(run, [0, 130]);
+        expectValidStream(run);
+        const result = resultOf(run);
+        expect(result.status, describeRun(run)).toBe(run.code === 0 ? 'success' : 'interrupted');
+        sessions.push(String(result.session_id));
+      }
+      measured.push(`${backend.kind}: random SIGINT: exit codes ${codes.join(',')}`);
+
+      await s.db.withStore(async (store) => {
+        expect((await store.sessions.list({ limit: 1000 })).map((x) => x.id).sort()).toEqual([...sessions].sort());
+        for (const id of sessions) {
+          const { messages } = await expectConsistentIn(store, id);
+          expect([messages[0]?.role, messages[0]?.content]).toEqual(['user', `round ${sessions.indexOf(id)}`]);
+        }
+      });
+
+      // The last interrupted session continues with a well-formed request.
+      const interrupted = sessions.filter((_, i) => codes[i] === 130).at(-1);
+      if (interrupted === undefined) return;
+      s.fake.setScript({ turns: [{ content: 'resumed' }] });
+      const next = await s.navi(['run', '-o', 'json', '--session', interrupted, 'go on']);
+      expectCleanExit(next, [0]);
+      expectWellFormedRequest(requestMessages(s.chats().at(-1)));
+      await expectConsistentSession(s.db, interrupted);
+    }, LONG_SCENARIO_TIMEOUT_MS * 2);
+  });
+});
+
+describe('measurements', () => {
+  it('are printed for the report', () => {
+    if (measured.length > 0) process.stderr.write(`\n[faults] ${measured.join('\n[faults] ')}\n`);
+  });
+});
