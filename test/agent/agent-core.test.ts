@@ -2,55 +2,15 @@
  * The agent core beyond the plain tool loop (issue 3): planning, sub-agents, switch_profile,
  * long-term memory and compression — driven by a scripted model, with an in-memory store.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Agent, type TurnOptions, type TurnOutcome } from '../../src/agent/agent.js';
-import { agentTools } from '../../src/agent/agent-tools.js';
-import type { AgentEvent } from '../../src/agent/events.js';
+import { Agent, type TurnOptions } from '../../src/agent/agent.js';
 import { parseFacts } from '../../src/agent/memory-extraction.js';
-import { loadProfiles } from '../../src/profiles/load.js';
-import { builtinTools } from '../../src/tools/builtin/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
 import { MemoryStore } from '../support/memory-store.js';
 import { ScriptedLlm, type ScriptedTurn } from '../support/scripted-llm.js';
-
-const profiles = loadProfiles();
-const registry = new ToolRegistry([...builtinTools(), ...agentTools()]);
-
-function setup(turns: ScriptedTurn[], store = new MemoryStore()) {
-  const llm = new ScriptedLlm(turns);
-  const agent = new Agent({ llm, store: Promise.resolve(store), tools: registry, profiles });
-  return { llm, store, agent };
-}
+import { collect, options as baseOptions, profiles, registry, setup } from './helpers.js';
 
 function options(over: Partial<TurnOptions> = {}): TurnOptions {
-  return {
-    sessionId: 'root',
-    newSession: true,
-    message: 'Refactor the parser and update its docs',
-    profileId: 'default',
-    model: 'm',
-    cwd: mkdtempSync(join(tmpdir(), 'navi-core-')),
-    numCtx: 32768,
-    think: true,
-    keepAlive: '30m',
-    signal: new AbortController().signal,
-    interactive: false,
-    shell: { allow: [], deny: [], timeoutS: 10, maxOutputBytes: 65536 },
-    redact: (s) => s,
-    ...over,
-  };
-}
-
-async function collect(gen: AsyncGenerator<AgentEvent, TurnOutcome>): Promise<{ events: AgentEvent[]; outcome: TurnOutcome }> {
-  const events: AgentEvent[] = [];
-  for (;;) {
-    const step = await gen.next();
-    if (step.done) return { events, outcome: step.value };
-    events.push(step.value);
-  }
+  return baseOptions({ sessionId: 'root', message: 'Refactor the parser and update its docs', numCtx: 32768, ...over });
 }
 
 const ANALYSIS = (complexity: string): string =>

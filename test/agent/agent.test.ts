@@ -1,60 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { Agent, effectiveNumCtx, type TurnOptions, type TurnOutcome } from '../../src/agent/agent.js';
-import { agentTools } from '../../src/agent/agent-tools.js';
-import type { AgentEvent } from '../../src/agent/events.js';
+import { effectiveNumCtx } from '../../src/agent/agent.js';
 import { estimateTokens } from '../../src/agent/tokens.js';
-import { loadProfiles } from '../../src/profiles/load.js';
-import { builtinTools } from '../../src/tools/builtin/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { MemoryStore } from '../support/memory-store.js';
-import { ScriptedLlm, type ScriptedTurn } from '../support/scripted-llm.js';
+import type { ScriptedTurn } from '../support/scripted-llm.js';
+import { readFileSync } from 'node:fs';
+import { collect, options, setup } from './helpers.js';
 
-const profiles = loadProfiles();
 
 /** A request without the transient messages appended at its end (iteration budget, anchors). */
 function stable(messages: ChatMessage[] | undefined): ChatMessage[] {
   const out = [...(messages ?? [])];
   while (out.length > 1 && out.at(-1)?.role === 'system') out.pop();
   return out;
-}
-
-function setup(turns: ScriptedTurn[]) {
-  const llm = new ScriptedLlm(turns);
-  const store = new MemoryStore();
-  const agent = new Agent({ llm, store: Promise.resolve(store), tools: new ToolRegistry([...builtinTools(), ...agentTools()]), profiles });
-  return { llm, store, agent };
-}
-
-function options(over: Partial<TurnOptions> = {}): TurnOptions {
-  return {
-    sessionId: 's1',
-    newSession: true,
-    message: 'do the thing',
-    profileId: 'default',
-    model: 'm',
-    cwd: mkdtempSync(join(tmpdir(), 'navi-agent-')),
-    numCtx: 8192,
-    think: true,
-    keepAlive: '30m',
-    signal: new AbortController().signal,
-    interactive: false,
-    shell: { allow: [], deny: [], timeoutS: 10, maxOutputBytes: 65536 },
-    redact: (s) => s,
-    ...over,
-  };
-}
-
-async function collect(gen: AsyncGenerator<AgentEvent, TurnOutcome>): Promise<{ events: AgentEvent[]; outcome: TurnOutcome }> {
-  const events: AgentEvent[] = [];
-  for (;;) {
-    const step = await gen.next();
-    if (step.done) return { events, outcome: step.value };
-    events.push(step.value);
-  }
 }
 
 describe('Agent tool loop', () => {
