@@ -64,7 +64,7 @@ const stamps: Stamp[] = [];
 function run(root: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; t0: number; t1: number; out: string }> {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [path.join(root, 'dist/cli/main.js'), ...args], {
+    const child = spawn(process.execPath, [path.join(root, 'dist/cli/main.cjs'), ...args], {
       cwd: work,
       env: { PATH: process.env.PATH, HOME: home, CI: '1', NO_COLOR: '1', OLLAMA_HOST: fake.url, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -249,7 +249,7 @@ async function profileRun(label: string, env: NodeJS.ProcessEnv, work: string, f
   const profDir = fs.mkdtempSync(path.join(tmp, 'prof-'));
   const from = stamps.length;
   const t0 = nowUs();
-  const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, path.join(ROOT, 'dist/cli/main.js'), 'run', '-o', 'json', '-q', 'List the files in this directory.'], {
+  const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, path.join(ROOT, 'dist/cli/main.cjs'), 'run', '-o', 'json', '-q', 'List the files in this directory.'], {
     cwd: work,
     env: { PATH: process.env.PATH, HOME: path.join(tmp, 'home'), CI: '1', OLLAMA_HOST: fakeUrl, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -371,7 +371,7 @@ async function sectionGap(): Promise<void> {
       fake.setScript(script);
       const from = stamps.length;
       const profDir = fs.mkdtempSync(path.join(tmp, 'prof-'));
-      const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, path.join(ROOT, 'dist/cli/main.js'), 'run', '-o', 'json', '-q', '--session', id, 'go on'], {
+      const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, path.join(ROOT, 'dist/cli/main.cjs'), 'run', '-o', 'json', '-q', '--session', id, 'go on'], {
         cwd: work,
         env: { PATH: process.env.PATH, HOME: path.join(tmp, 'home'), CI: '1', OLLAMA_HOST: fake.url, OLLAMA_NUM_CTX: '262144', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],

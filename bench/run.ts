@@ -4,7 +4,7 @@
  *   ./node_modules/.bin/tsx bench/run.ts [--json] [--runs N] [--startup-runs N] [--root DIR]
  *
  * Prints one table — figure | target | measured | pass/fail — after an environment line.
- * Everything runs the built CLI (`node dist/cli/main.js`, what the `navi` bin runs) as a
+ * Everything runs the built CLI (`node dist/cli/main.cjs`, what the `navi` bin runs) as a
  * subprocess against the fake Ollama server of test/support with zero model latency, on
  * embedded PGlite (an existing, migrated data directory: what a returning user has) and on
  * PostgreSQL (a `navi_bench_<pid>` database created for the run and dropped after it; skipped

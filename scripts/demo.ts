@@ -33,7 +33,7 @@ const data = mkdtempSync(join(tmpdir(), 'navi-demo-'));
 const extra = process.argv.slice(2);
 const child = spawn(
   process.execPath,
-  [join(root, 'dist/cli/main.js'), 'run', '--ollama-host', fake.url, ...extra, 'What is in this project?'],
+  [join(root, 'dist/cli/main.cjs'), 'run', '--ollama-host', fake.url, ...extra, 'What is in this project?'],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NAVI_DATA_DIR: join(data, 'pgdata'), DATABASE_URL: '' } },
 );
 const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));

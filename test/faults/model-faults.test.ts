@@ -18,6 +18,7 @@ import {
   eventsOf,
   expectCleanExit,
   expectConsistentSession,
+  expectJsonResult,
   expectValidStream,
   expectWellFormedRequest,
   requestMessages,
@@ -87,22 +88,21 @@ forEachBackend((backend) => {
         on_exhausted: 'done',
       });
       const probe = rssProbe();
+      // json output: the tool_started and tool_call events would each echo the 20 MB argument
+      // on stdout (42 MB of stream-json, see the report), which measures the reader, not navi.
       // Default stream timeouts (90 s / 60 s): the parse time of the line is asserted on its own below.
-      const run = await s.navi(['run', '-o', 'stream-json', 'write a big file'], { env: probe.env, timeoutMs: 40_000 });
+      const run = await s.navi(['run', '-o', 'json', 'write a big file'], { env: probe.env, timeoutMs: 40_000 });
       const peak = probe.peakMb();
       expectCleanExit(run, [0]);
-      const events = expectValidStream(run);
-      const parseMs = Date.parse(String(eventsOf(events, 'tool_started')[0]?.ts)) - (s.chats()[0]?.receivedAt ?? 0);
-      measured.push(
-        `${backend.kind}: 20 MB argument: peak RSS ${peak?.toFixed(0) ?? '?'} MB, run ${run.durationMs} ms, ` +
-          `request→tool_started ${parseMs} ms, stdout ${(run.stdout.length / 1e6).toFixed(1)} MB`,
-      );
-      const call = eventsOf(events, 'tool_call')[0];
-      expect(call).toMatchObject({ name: 'write_file', ok: true });
+      const result = expectJsonResult(run, 'success', 'completed');
+      // From the request to the file on disk: reading the 20 MB line, parsing it, running the tool.
+      const parseMs = Math.round(fs.statSync(path.join(s.cwd, 'big.txt')).mtimeMs - (s.chats()[0]?.receivedAt ?? 0));
+      measured.push(`${backend.kind}: 20 MB argument: peak RSS ${peak?.toFixed(0) ?? '?'} MB, run ${run.durationMs} ms, request→file written ${parseMs} ms`);
       expect(fs.statSync(path.join(s.cwd, 'big.txt')).size).toBe(content.length);
       expect(fs.readFileSync(path.join(s.cwd, 'big.txt'), 'utf8') === content, 'the file holds the argument byte for byte').toBe(true);
-      const stored = await expectConsistentSession(s.db, String(resultOf(run).session_id));
+      const stored = await expectConsistentSession(s.db, String(result.session_id));
       expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      expect(stored.messages[2]?.content).toBe(`created big.txt (${content.length} bytes)`);
       // Every later request carries a truncated view of the argument, not 20 MB again.
       const later = s.chats().slice(1).map((r) => r.bytes);
       expect(later.length).toBeGreaterThan(0);
@@ -112,7 +112,7 @@ forEachBackend((backend) => {
       expect.soft(peak, 'peak RSS (MB) with a 20 MB argument').toBeLessThan(BIG_ARGUMENT_RSS_MB[backend.kind]);
       // The fake sends the whole line in ~0.1 s; reading it must be linear in its length
       // (a 20 MB line re-split on every 64 KiB chunk took 4.5 s, and grows with the square).
-      expect.soft(parseMs, 'ms from the request to the parsed 20 MB tool call').toBeLessThan(2_000);
+      expect.soft(parseMs, 'ms from the request to the 20 MB file written').toBeLessThan(2_000);
     }, LONG_SCENARIO_TIMEOUT_MS);
 
     it('an endless think stream: the chunk timer never fires while chunks flow, SIGINT stops it within a second, the thinking is kept', async () => {

@@ -110,7 +110,10 @@ forEachBackend((backend) => {
       // What the model saw next is what was stored.
       const last = requestMessages(s.chats().at(-1));
       expectWellFormedRequest(last);
-      expect(last.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(results.map((m) => m.content));
+      const sent = last.filter((m) => m.role === 'tool').map((m) => String(m.content));
+      expect(sent.slice(0, 2)).toEqual(results.slice(0, 2).map((m) => m.content));
+      // The 32 KB result exceeds the per-message view budget (num_ctx/6 tokens): cut in the request only.
+      expect(sent[2]).toMatch(/^START\n[\s\S]*\[…truncated ~\d+ tokens…\][\s\S]*END\n\[exit code 0\]$/);
     }, SCENARIO_TIMEOUT_MS);
   });
 

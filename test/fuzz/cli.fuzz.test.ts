@@ -211,7 +211,7 @@ describe('files that are not regular files (a cloned repository can hold symlink
   it.skipIf(!hasFifo)('.nav-config.json is a FIFO nobody writes to: exit 2, no hang', async () => {
     const dir = project({});
     execFileSync('mkfifo', [path.join(dir, '.nav-config.json')]);
-    const run = await navi(['profiles', 'list'], dir, 4_000);
+    const run = await navi(['profiles', 'list'], dir, 3_000);
     expect(runProblem(run), describeRun(run)).toBeNull();
   });
 

@@ -131,7 +131,7 @@ for (;;) {
     post.push(performance.now() - streamEndAt);
     streamEndAt = 0;
     done++;
-    if (done === 20) {
+    if (done === 100) {
       rssWarm = rss();
       heapWarm = process.memoryUsage().heapUsed / 1024 / 1024;
     }
@@ -150,7 +150,7 @@ console.log(`backend: ${store.backend}; iterations: ${perIteration.length}; wall
 for (const [phase, xs] of Object.entries(phases)) console.log(`  ${phase.padEnd(9)} median ${ms(pct(xs, 50))}, p95 ${ms(pct(xs, 95))}`);
 console.log(`bookkeeping per iteration (pre-turn git snapshot + message, evidence incl. git, evaluation + status block, DB commit; no checks, no model): median ${ms(pct(perIteration, 50))}, p95 ${ms(pct(perIteration, 95))}; first 50 median ${ms(pct(perIteration.slice(0, 50), 50))}, last 50 median ${ms(pct(perIteration.slice(-50), 50))} (target ≤ 20 ms median)`);
 console.log(`stream_end → next iteration (also the agent's post-turn writes): median ${ms(pct(post, 50))}`);
-console.log(`RSS after 20 iterations ${rssWarm.toFixed(1)} MB, after ${perIteration.length}: ${rssEnd.toFixed(1)} MB, growth ${(rssEnd - rssWarm).toFixed(1)} MB (target ≤ 50 MB)${gc ? '' : ' (no --expose-gc: numbers are noisy)'}; JS heap ${heapWarm.toFixed(1)} → ${heapEnd.toFixed(1)} MB`);
+console.log(`RSS after 100 iterations ${rssWarm.toFixed(1)} MB, after ${perIteration.length}: ${rssEnd.toFixed(1)} MB, growth ${(rssEnd - rssWarm).toFixed(1)} MB (target ≤ 50 MB)${gc ? '' : ' (no --expose-gc: numbers are noisy)'}; JS heap ${heapWarm.toFixed(1)} → ${heapEnd.toFixed(1)} MB`);
 
 await store.close();
 fs.rmSync(cwd, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (`dist/cli/main.js`) as a subprocess, the way users and scripts do, with a
+ * Runs the built CLI (`dist/cli/main.cjs`) as a subprocess, the way users and scripts do, with a
  * clean environment and a hard timeout so a hung run fails its test instead of the suite.
  * Stream-json output is parsed line by line as it arrives, so a test can wait for an event
  * (say `run_started`) and then send a signal.
@@ -120,7 +120,7 @@ function parseLine(line: string): JsonObject | undefined {
   }
 }
 
-/** Starts `node dist/cli/main.js ...args`. */
+/** Starts `node dist/cli/main.cjs ...args`. */
 export function startNavi(args: readonly string[], opts: RunOptions): NaviProcess {
   assertBuilt();
   const started = Date.now();

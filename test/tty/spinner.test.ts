@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spinnerAllowed } from '../../src/cli/progress.js';
 import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url));
 const hasScript = existsSync('/usr/bin/script');
 
 const SCRIPT: FakeScript = {
