@@ -70,7 +70,7 @@ function parseOptions(argv: string[]): Options {
 }
 
 const opts = parseOptions(process.argv.slice(2));
-const MAIN = path.join(opts.root, 'dist', 'cli', 'main.js');
+const MAIN = path.join(opts.root, 'dist', 'cli', 'main.cjs');
 const MODEL = 'qwen3:8b';
 /** Large enough that 1000 messages of history never trip the context-size check. */
 const BIG_CTX = 262_144;

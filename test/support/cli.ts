@@ -17,7 +17,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
  * The built entry point; `npm run build` writes it (`npm test` builds first).
  * `NAVI_SCENARIO_CLI` points the scenarios at another build (an installed package, a patched copy).
  */
-export const CLI_PATH = process.env.NAVI_SCENARIO_CLI ?? path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
+export const CLI_PATH = process.env.NAVI_SCENARIO_CLI ?? path.join(REPO_ROOT, 'dist', 'cli', 'main.cjs');
 
 /** Default hard limit for one CLI run: far above any healthy run, far below the test timeout. */
 const DEFAULT_TIMEOUT_MS = 15_000;
