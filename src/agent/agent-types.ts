@@ -5,6 +5,7 @@ import type { SessionKind, Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ShellPolicy } from '../tools/types.js';
 import type { AgentEvent, StopReason } from './events.js';
+import type { MemoryCache } from './memory.js';
 
 export interface AgentDeps {
   llm: LlmClient;
@@ -17,6 +18,8 @@ export interface AgentDeps {
   user?: string;
   /** Per-message view truncation budget in tokens; 0 → num_ctx/6 (CONTEXT_MESSAGE_TOKEN_BUDGET). */
   messageTokenBudget?: number;
+  /** Memory facts as of the last run, so the first model call need not wait for the store. */
+  memoryCache?: MemoryCache;
   /** Names of the project's user tools (registered in `tools`), offered per profile. */
   userTools?: readonly string[];
   /** Ask a person to confirm a complex plan (interactive runs only). */

@@ -7,6 +7,7 @@
 import { fillPrompt, loadPrompt } from '../prompts.js';
 import type { AgentDeps } from './agent-types.js';
 import { renderTranscript } from './compression/render.js';
+import { refreshMemory } from './memory.js';
 import type { Turn } from './turn.js';
 
 /** Facts per turn beyond this are noise, not memory. */
@@ -51,5 +52,7 @@ export async function extractMemories(turn: Turn, deps: AgentDeps): Promise<void
   turn.usage.promptTokens += result.usage.promptTokens;
   turn.usage.completionTokens += result.usage.completionTokens;
   turn.modelCalls++;
-  for (const fact of parseFacts(result.content)) await store.memories.add(user, fact, 'extraction', turn.sessionId);
+  const facts = parseFacts(result.content);
+  for (const fact of facts) await store.memories.add(user, fact, 'extraction', turn.sessionId);
+  if (facts.length > 0) await refreshMemory(turn.store(), user, deps.memoryCache);
 }

@@ -6,13 +6,13 @@
 import type { ChatMessage, ChatUsage, ToolCallRequest, ToolSchema } from '../llm/types.js';
 import type { Profile } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
-import type { ToolContext, ToolResult } from '../tools/types.js';
+import type { TodoItem, ToolContext, ToolResult } from '../tools/types.js';
 import { isAbortError } from '../errors.js';
 import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
 import { StallCounter, todoFingerprint, transientMessages } from './mechanics.js';
-import { memoryMessage } from './memory.js';
+import { memoryMessage, refreshMemory } from './memory.js';
 import type { SpawnArgs, TurnHost } from './run-context.js';
 import { SerialWriter } from './serial-writer.js';
 import { estimateTokens, messageChars } from './tokens.js';
@@ -83,6 +83,8 @@ export class Turn implements TurnHost {
   charsSinceBaseline = 0;
   totalChars = 0;
   private pendingProfile: string | null = null;
+  /** Set by a `todo_updated` event of this turn; consumed after the tool batch. */
+  private latestTodos: TodoItem[] | null = null;
   private memory: ChatMessage | null = null;
   private allowed = new Set<string>();
   private schemaChars = 0;
@@ -116,7 +118,7 @@ export class Turn implements TurnHost {
       },
       shell: opts.shell,
       redact: opts.redact,
-      emit: (ev) => this.channel.push(ev),
+      emit: (ev) => this.emit(ev),
       interactive: opts.interactive,
       stepValidation: profile.settings.step_validation_enabled,
     };
@@ -190,9 +192,10 @@ export class Turn implements TurnHost {
   }
 
   /** Saves a message to the display buffer (and the stored context unless `toContext` is false). */
-  persist(m: ChatMessage, opts: { toContext?: boolean; isPlan?: boolean } = {}): void {
+  persist(m: ChatMessage, opts: { toContext?: boolean; isPlan?: boolean; usage?: ChatUsage } = {}): void {
     const toContext = this.isSubagent ? false : (opts.toContext ?? true);
-    this.writer.enqueue((s) => s.messages.append(this.opts.sessionId, m, { toContext, isPlan: opts.isPlan ?? false }));
+    const { usage } = opts;
+    this.writer.enqueue((s) => s.messages.append(this.opts.sessionId, m, { toContext, isPlan: opts.isPlan ?? false, ...(usage ? { usage } : {}) }));
   }
 
   private end(stopReason: StopReason): AgentEvent {
@@ -245,7 +248,7 @@ export class Turn implements TurnHost {
     // missing model is reported by the chat call itself, so a failure here only means no length.
     const [info, memory] = await Promise.all([
       this.deps.llm.showModel(this.model, opts.signal).catch(() => null),
-      this.isSubagent ? Promise.resolve(null) : memoryMessage(this.deps.store, this.deps.user ?? 'local').catch(() => null),
+      this.isSubagent ? Promise.resolve(null) : memoryMessage(this.deps.store, this.deps.user ?? 'local', this.deps.memoryCache).catch(() => null),
     ]);
     this.memory = memory;
     this.numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
@@ -352,6 +355,7 @@ export class Turn implements TurnHost {
       let content = '';
       let thinking = '';
       let thinkingEnded = false;
+      let callUsage: ChatUsage | undefined;
       const calls: ToolCallRequest[] = [];
       const iterator = stream[Symbol.asyncIterator]();
       try {
@@ -383,7 +387,7 @@ export class Turn implements TurnHost {
                 this.baseline = promptTokens;
                 this.charsSinceBaseline = 0;
               }
-              this.writer.enqueue((s) => s.sessions.addUsage(opts.sessionId, promptTokens, completionTokens));
+              callUsage = { promptTokens, completionTokens };
               break;
             }
             default: {
@@ -397,7 +401,7 @@ export class Turn implements TurnHost {
           // Keep what was streamed: a stopped turn still shows its partial answer.
           if (content.length > 0 || thinking.length > 0) {
             this.finalText = content;
-            this.persist({ role: 'assistant', content, ...(thinking ? { thinking } : {}) }, { toContext: content.length > 0 });
+            this.persist({ role: 'assistant', content, ...(thinking ? { thinking } : {}) }, { toContext: content.length > 0, ...(callUsage ? { usage: callUsage } : {}) });
           }
           yield this.end('interrupted');
           return await this.finish('interrupted');
@@ -417,7 +421,7 @@ export class Turn implements TurnHost {
       // The model's view never carries reasoning back (Ollama ignores it; it only costs bytes).
       const { thinking: _omit, ...forContext } = assistant;
       this.addToContext(forContext);
-      this.persist(assistant);
+      this.persist(assistant, callUsage ? { usage: callUsage } : {});
 
       if (calls.length === 0) {
         this.finalText = content;
@@ -472,8 +476,10 @@ export class Turn implements TurnHost {
         const changed = this.applyProfileSwitch();
         if (changed) yield changed;
       }
-      // Only todo and plan change the list: skip the read otherwise (hot path).
-      if (calls.some((c) => c.name === 'todo' || c.name === 'plan')) todos = await todosNow();
+      if (this.latestTodos !== null) {
+        todos = this.latestTodos;
+        this.latestTodos = null;
+      }
       stall.observe(todoFingerprint(todos));
       if (opts.signal.aborted) {
         yield this.end('interrupted');
@@ -538,17 +544,21 @@ export class Turn implements TurnHost {
   async remember(fact: string): Promise<ToolResult> {
     const store = await this.deps.store;
     const record = await store.memories.add(this.deps.user ?? 'local', fact.trim(), 'tool', this.toolCtx.sessionId);
+    await refreshMemory(this.deps.store, this.deps.user ?? 'local', this.deps.memoryCache);
     return { ok: true, output: `Remembered (${record.id}): ${record.fact}` };
   }
 
   async forget(id: string): Promise<ToolResult> {
     const store = await this.deps.store;
     const removed = await store.memories.remove(this.deps.user ?? 'local', id.trim());
+    if (removed) await refreshMemory(this.deps.store, this.deps.user ?? 'local', this.deps.memoryCache);
     return removed ? { ok: true, output: `Forgot ${id}.` } : { ok: false, output: `no memory with id '${id}'` };
   }
 
-  /** Forwards an event into this turn's stream (planning events, sub-agent events). */
+  /** Forwards an event into this turn's stream (tool side events, planning, sub-agents). */
   emit(ev: AgentEvent): void {
+    // The todo list as the todo tool or the planner left it: no need to read it back.
+    if (ev.type === 'todo_updated' && ev.is_subagent !== true) this.latestTodos = ev.todos;
     this.channel.push(ev);
   }
 }

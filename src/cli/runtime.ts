@@ -12,6 +12,7 @@ import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { createRedactor } from '../tools/redact.js';
 import { askYesNo } from './ask.js';
+import { memoryCacheFor } from './memory-cache.js';
 import type { GlobalArgs } from './global-args.js';
 import type { Output } from './output.js';
 import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from './setup.js';
@@ -45,6 +46,7 @@ export async function createRuntime(args: GlobalArgs, output: Output): Promise<R
     profiles,
     userTools: tools.userTools,
     user: userName(env),
+    memoryCache: memoryCacheFor(config, env),
     messageTokenBudget: config.context_message_token_budget,
     ...(interactive
       ? {

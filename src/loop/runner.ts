@@ -13,7 +13,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { AgentEvent } from '../agent/events.js';
-import { isNaviError } from '../errors.js';
+import { isNaviError, StorageError } from '../errors.js';
 import { runChecks, runTicket } from './checks.js';
 import { collectEvidence, evidenceRecord, observeTree, withChecks, type TreeState } from './collect-evidence.js';
 import { evaluateIteration } from './evaluate.js';
@@ -106,6 +106,11 @@ class LoopRunner {
         if (outcome !== null) return outcome;
       }
     } catch (err) {
+      if (isNaviError(err) && err.code === 'iteration_exists') {
+        // Another navi drove this run meanwhile (a race past the takeover check): the row is
+        // its to write, not ours to mark failed.
+        throw new StorageError('run_taken_over', `another navi committed iteration ${this.state.iteration + 1} of loop run ${this.runId} first; this one stops without touching the run`);
+      }
       await this.deps.store.loopRuns
         .update(this.runId, {
           status: 'failed',

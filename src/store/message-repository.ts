@@ -32,6 +32,8 @@ export function createMessageRepository(db: NaviDatabase): MessageRepository {
         toolCalls: encodeToolCalls(message.tool_calls),
         toolName: nullableText(message.tool_name),
         isPlan: opts.isPlan === true,
+        promptTokens: opts.usage?.promptTokens ?? 0,
+        completionTokens: opts.usage?.completionTokens ?? 0,
       };
       const statement = opts.toContext === false ? statements.displayOnly : statements.displayAndContext;
       try {
@@ -115,6 +117,8 @@ type AppendValues = {
   toolCalls: string | null;
   toolName: string | null;
   isPlan: boolean;
+  promptTokens: number;
+  completionTokens: number;
 };
 
 /**
@@ -129,6 +133,9 @@ function prepareAppend(db: NaviDatabase) {
         .update(sessions)
         .set({
           messageSeq: sql`${sessions.messageSeq} + 1`,
+          // Token usage of the model call that produced this message rides on the same write.
+          promptTokens: sql`${sessions.promptTokens} + ${p('promptTokens')}`,
+          completionTokens: sql`${sessions.completionTokens} + ${p('completionTokens')}`,
           ...(withContext && { contextSeq: sql`${sessions.contextSeq} + 1` }),
           // The row is written anyway: keep "most recently active" listings exact for free.
           updatedAt: sql`now()`,

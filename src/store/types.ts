@@ -47,6 +47,8 @@ export interface MessageOptions {
   toContext?: boolean;
   /** Mark an injected plan (rendered specially by `sessions show`). */
   isPlan?: boolean;
+  /** Real token counts of the model call that produced this message, added to the session's totals. */
+  usage?: { promptTokens: number; completionTokens: number };
 }
 
 export interface SessionRepository {

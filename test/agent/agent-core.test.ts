@@ -210,3 +210,30 @@ describe('compression inside a turn', () => {
     expect((store.view.get('root') ?? []).length).toBeLessThan(18);
   });
 });
+
+describe('memory cache', () => {
+  it('sends cached facts without waiting for the store, and refreshes the cache from it', async () => {
+    const store = new MemoryStore();
+    await store.memories.add('local', 'The user likes short answers.', 'tool');
+    let storeOpenedAt = 0;
+    const slowStore = new Promise<MemoryStore>((resolve) =>
+      setTimeout(() => {
+        storeOpenedAt = Date.now();
+        resolve(store);
+      }, 300),
+    );
+    const entries = new Map<string, string[]>([['local', ['- stale fact (m_x)']]]);
+    const cache = { get: (u: string) => entries.get(u), set: (u: string, lines: string[]) => void entries.set(u, lines) };
+    let firstCallAt = 0;
+    const llm = new ScriptedLlm(() => {
+      firstCallAt ||= Date.now();
+      return { content: 'ok' };
+    });
+    const agent = new Agent({ llm, store: slowStore, tools: registry, profiles, memoryCache: cache });
+    await collect(agent.runStream(options()));
+    expect(firstCallAt).toBeGreaterThan(0);
+    expect(firstCallAt).toBeLessThan(storeOpenedAt);
+    expect(llm.requests[0]?.messages[1]?.content).toContain('stale fact');
+    expect(entries.get('local')?.[0]).toContain('The user likes short answers.');
+  });
+});

@@ -32,7 +32,8 @@ const MANY = 50;
 /**
  * Peak RSS allowed for a run handling a 20 MB argument: ~400 MB on PostgreSQL (the issue's
  * figure; a plain one-tool run peaks at ~120 MB). PGlite's WASM heap grows with the rows it
- * writes and never shrinks (~360 MB for a plain run): there the bound only catches a runaway.
+ * writes and never shrinks (a plain run ~155 MB, this one ~520–650 MB): there the bound only
+ * catches a runaway.
  */
 const BIG_ARGUMENT_RSS_MB = { postgres: 400, pglite: 1_000 } as const;
 
@@ -112,7 +113,7 @@ forEachBackend((backend) => {
       expect.soft(peak, 'peak RSS (MB) with a 20 MB argument').toBeLessThan(BIG_ARGUMENT_RSS_MB[backend.kind]);
       // The fake sends the whole line in ~0.1 s; reading it must be linear in its length
       // (a 20 MB line re-split on every 64 KiB chunk took 4.5 s, and grows with the square).
-      expect.soft(parseMs, 'ms from the request to the 20 MB file written').toBeLessThan(2_000);
+      expect.soft(parseMs, 'ms from the request to the 20 MB file written').toBeLessThan(3_000);
     }, LONG_SCENARIO_TIMEOUT_MS);
 
     it('an endless think stream: the chunk timer never fires while chunks flow, SIGINT stops it within a second, the thinking is kept', async () => {

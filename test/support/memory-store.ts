@@ -47,6 +47,11 @@ export class MemoryStore implements Store {
   readonly messages = {
     append: (sessionId: string, message: ChatMessage, opts?: MessageOptions): Promise<void> => {
       if (!this.rows.has(sessionId)) return Promise.reject(new Error(`no session ${sessionId}`));
+      const row = this.rows.get(sessionId);
+      if (row && opts?.usage) {
+        row.promptTokens += opts.usage.promptTokens;
+        row.completionTokens += opts.usage.completionTokens;
+      }
       const list = this.display.get(sessionId) ?? [];
       list.push({ ...message, seq: list.length + 1, isPlan: opts?.isPlan ?? false, createdAt: new Date() });
       this.display.set(sessionId, list);

@@ -2,6 +2,8 @@
 import { NotFoundError } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
 import { userName } from '../runtime.js';
+import { refreshMemory } from '../../agent/memory.js';
+import { memoryCacheFor } from '../memory-cache.js';
 import { openConfiguredStore, setup } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
@@ -37,6 +39,7 @@ export async function memoryForget(argv: Args): Promise<number> {
   const store = await openConfiguredStore(config, env);
   try {
     if (!(await store.memories.remove(user, id))) throw new NotFoundError('memory_not_found', `no memory '${id}' for ${user}; see: navi memory list`);
+    await refreshMemory(Promise.resolve(store), user, memoryCacheFor(config, env));
     if (argv.output !== 'text') process.stdout.write(`${JSON.stringify({ forgotten: id })}\n`);
     else process.stdout.write(`forgot ${id}\n`);
     return 0;
