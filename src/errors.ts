@@ -18,13 +18,31 @@ export const EXIT = {
 
 export type ExitStatus = keyof typeof EXIT;
 
+/** JSON's short escapes; every other control character is written `\u00XX`, as JSON.stringify does. */
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\b': '\\b', '\t': '\\t', '\n': '\\n', '\f': '\\f', '\r': '\\r' };
+
+function escapeControl(c: string): string {
+  return SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `s` with every control character (C0, DEL, C1) escaped the way JSON.stringify writes them
+ * (`\n`, `\u001b`). For names, keys and paths taken from user files and put into messages: a
+ * newline would break the one-line message and an ESC would drive the user's terminal.
+ */
+export function printable(s: string): string {
+  return s.replace(/\p{Cc}/gu, escapeControl);
+}
+
 export class NaviError extends Error {
   readonly status: ExitStatus;
   /** Machine-readable detail, e.g. `config_invalid`, `model_not_found`. */
   readonly code: string;
 
   constructor(status: ExitStatus, code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    // Whatever a message quotes, it cannot drive the terminal it is printed on. Line breaks
+    // stay: some messages are lists on purpose (every problem of a task file).
+    super(message.replace(/[^\P{Cc}\n]/gu, escapeControl), options);
     this.name = new.target.name;
     this.status = status;
     this.code = code;

@@ -189,7 +189,9 @@ export class Agent {
     if (depth > MAX_SUBAGENT_DEPTH) {
       return { ok: false, output: `sub-agents nest at most ${MAX_SUBAGENT_DEPTH} deep; do this subtask yourself` };
     }
-    const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, subagent, maxIterations: _i, ...base } = turn.opts;
+    // Not inherited: the parent's session, task and limits — and extra tools such as loop_signal
+    // (only the loop's own agent may signal the loop).
+    const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, subagent, maxIterations: _i, extraTools: _x, ...base } = turn.opts;
     const out = await this.runEphemeralOutcome(args.task, profileId, {
       parentSessionId: subagent?.parentSessionId ?? turn.sessionId,
       parentAgentPath: subagent?.agentPath ?? [turn.profile.id],

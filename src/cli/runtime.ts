@@ -31,14 +31,29 @@ export function userName(env: Record<string, string | undefined>): string {
   return env.USER ?? env.LOGNAME ?? 'local';
 }
 
-export async function createRuntime(args: GlobalArgs, output: Output): Promise<Runtime> {
-  const base = setup(args, output);
+/** What a loop run adds (see loop-runtime.ts); a one-shot run passes nothing. */
+export interface RuntimeOptions {
+  /** The configuration, already loaded (a loop loads it with its overrides before anything opens). */
+  base?: CliSetup;
+  /** Offer `loop_signal`. */
+  loopTools?: boolean;
+  /** An already open store (a resume reads its run before the runtime exists). */
+  store?: Promise<Store>;
+}
+
+/** True when a person can answer prompts: stdin and stderr are terminals and CI is unset. */
+export function isInteractive(env: Record<string, string | undefined>): boolean {
+  return process.stdin.isTTY === true && process.stderr.isTTY === true && !('CI' in env);
+}
+
+export async function createRuntime(args: GlobalArgs, output: Output, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const base = opts.base ?? setup(args, output);
   const { cwd, env, config } = base;
-  const [profiles, tools] = await Promise.all([profilesFor(cwd), toolsFor(cwd, config)]);
-  const store = openConfiguredStore(config, env);
+  const [profiles, tools] = await Promise.all([profilesFor(cwd), toolsFor(cwd, config, opts.loopTools)]);
+  const store = opts.store ?? openConfiguredStore(config, env);
   // Never an unhandled rejection: whoever awaits the store reports a failed open.
   store.catch(() => undefined);
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && !('CI' in env);
+  const interactive = isInteractive(env);
   const agent = new Agent({
     llm: createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: config.llm.first_chunk_timeout_s, chunkTimeoutS: config.llm.chunk_timeout_s }),
     store,

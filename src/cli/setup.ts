@@ -62,14 +62,18 @@ export async function profilesFor(cwd: string): Promise<ProfileSet> {
   return loadProfiles({ shippedDir: shippedProfilesDir(), projectDir: resolve(cwd, 'profiles') });
 }
 
-/** The tool registry of a run: built-ins, agent-level tools and the project's user tools. */
-export async function toolsFor(cwd: string, config: NaviConfig): Promise<{ registry: ToolRegistry; userTools: string[] }> {
-  const [{ builtinTools }, { agentTools }, { ToolRegistry: Registry }] = await Promise.all([
+/**
+ * The tool registry of a run: built-ins, agent-level tools and the project's user tools, plus
+ * `loop_signal` for loop runs (`withLoopTools`).
+ */
+export async function toolsFor(cwd: string, config: NaviConfig, withLoopTools = false): Promise<{ registry: ToolRegistry; userTools: string[] }> {
+  const [{ builtinTools }, { agentTools }, { loopTools }, { ToolRegistry: Registry }] = await Promise.all([
     import('../tools/builtin/index.js'),
     import('../agent/agent-tools.js'),
+    import('../loop/loop-signal-tool.js'),
     import('../tools/registry.js'),
   ]);
-  const builtins = [...builtinTools(), ...agentTools()];
+  const builtins = [...builtinTools(), ...agentTools(), ...(withLoopTools ? loopTools() : [])];
   const { loadUserTools, userToolDirs } = await import('../tools/user-tools.js');
   const user = await loadUserTools({
     dirs: userToolDirs(cwd, config.tools.paths ?? []),

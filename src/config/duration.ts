@@ -4,7 +4,7 @@
  * A bare number is refused: `--deadline 8` could mean seconds or hours.
  */
 
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, printable } from '../errors.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -20,8 +20,14 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
 /** What a valid duration looks like; part of every error message about one. */
 export const DURATION_HINT = 'a duration such as 90s, 30m, 8h or 1h30m';
 
-/** Milliseconds for `text`, or `undefined` when it is not a positive duration. */
-export function tryParseDuration(text: string): number | undefined {
+/**
+ * Longest duration accepted. Nothing navi times (a run's deadline, an iteration, a keep-alive)
+ * is meant to last longer, and the cap keeps every value a safe integer that a Date can hold.
+ */
+export const MAX_DURATION_MS = 365 * 86_400_000;
+
+/** Milliseconds of a well-formed `text`, unbounded (may be huge or Infinity), or undefined when malformed. */
+function rawMilliseconds(text: string): number | undefined {
   const s = text.trim();
   if (!WHOLE.test(s)) return undefined;
   let ms = 0;
@@ -29,18 +35,35 @@ export function tryParseDuration(text: string): number | undefined {
     ms += Number(amount) * (UNIT_MS[unit ?? ''] ?? Number.NaN);
   }
   // Whole milliseconds: timers and database columns want integers.
-  const rounded = Math.round(ms);
-  return Number.isFinite(rounded) && rounded > 0 ? rounded : undefined;
+  return Math.round(ms);
+}
+
+/**
+ * What is wrong with `text` as a duration, as the end of a sentence (`must be …`), or undefined
+ * when it is a positive duration of at most MAX_DURATION_MS.
+ */
+export function durationProblem(text: string): string | undefined {
+  const ms = rawMilliseconds(text);
+  if (ms === undefined || !(ms > 0)) return `must be ${DURATION_HINT}`;
+  if (!Number.isSafeInteger(ms) || ms > MAX_DURATION_MS) return 'must be at most 365d';
+  return undefined;
+}
+
+/** Milliseconds for `text`, or `undefined` when it is not a positive duration of at most 365 days. */
+export function tryParseDuration(text: string): number | undefined {
+  return durationProblem(text) === undefined ? rawMilliseconds(text) : undefined;
 }
 
 /**
  * Milliseconds for `text`. Throws InvalidInputError (`invalid_duration`, exit 2) naming the
- * value when it is not a positive duration; `what` names where it came from (`--deadline`).
+ * value when it is not a positive duration of at most 365 days; `what` names where it came
+ * from (`--deadline`).
  */
 export function parseDuration(text: string, what = 'duration'): number {
   const ms = tryParseDuration(text);
   if (ms === undefined) {
-    throw new InvalidInputError('invalid_duration', `${what}: must be ${DURATION_HINT} (got ${JSON.stringify(text)})`);
+    const problem = durationProblem(text) ?? `must be ${DURATION_HINT}`;
+    throw new InvalidInputError('invalid_duration', `${what}: ${problem} (got ${printable(JSON.stringify(text))})`);
   }
   return ms;
 }

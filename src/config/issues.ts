@@ -4,6 +4,7 @@
  */
 
 import type { z } from 'zod';
+import { printable } from '../errors.js';
 
 /** One problem in one input: the dotted key (empty for the whole input) and the sentence about it. */
 export interface Problem {
@@ -20,8 +21,9 @@ const MAX_LISTED = 3;
 /** Values longer than this are cut in messages; a pasted prompt is not worth echoing whole. */
 const MAX_VALUE_CHARS = 60;
 
+/** The dotted key; a key holding a newline or an ESC is escaped so the message stays one harmless line. */
 function dotted(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return printable(path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '['));
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
@@ -33,11 +35,24 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
+/** JSON text of `value`, or undefined when it cannot be written (10 000 levels of nesting overflow the stack). */
+function jsonOf(value: unknown): string | undefined {
+  try {
+    // JSON.stringify gives undefined for functions and symbols, which JSON input never holds.
+    return JSON.stringify(value) as string | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function show(value: unknown): string {
-  // JSON.stringify gives undefined for functions and symbols, which JSON input never holds.
-  const json = JSON.stringify(value) as string | undefined;
-  const s = value === undefined ? 'nothing' : (json ?? typeof value);
-  return s.length > MAX_VALUE_CHARS ? `${s.slice(0, MAX_VALUE_CHARS - 1)}…` : s;
+  let s: string;
+  if (value === undefined) s = 'nothing';
+  // JSON.stringify writes Infinity (`1e309` in a file) and NaN as null.
+  else if (typeof value === 'number' && !Number.isFinite(value)) s = String(value);
+  else s = jsonOf(value) ?? (Array.isArray(value) ? '[…]' : typeof value === 'object' && value !== null ? '{…}' : typeof value);
+  // Cut before escaping (a 1 MB value is not worth escaping whole); JSON.stringify leaves DEL and C1 raw.
+  return printable(s.length > MAX_VALUE_CHARS ? `${s.slice(0, MAX_VALUE_CHARS - 1)}…` : s);
 }
 
 /** The object schema at `path` inside `schema` (through defaults and optionals), if any. */
@@ -90,7 +105,7 @@ export function problemsFrom(issues: readonly Issue[], input: unknown, schema: A
       });
       continue;
     }
-    out.push({ path: dotted(issue.path), text: `${issue.message} (got ${show(given)})` });
+    out.push({ path: dotted(issue.path), text: `${printable(issue.message)} (got ${show(given)})` });
   }
   return out;
 }

@@ -4,21 +4,37 @@
  * most syntax errors but not for an unexpected token, so a small scanner finds that one.
  */
 
-import { readFileSync } from 'node:fs';
 import { InvalidInputError } from '../errors.js';
+import { MAX_CONFIG_FILE_BYTES, readUserFile, UserFileError } from './read-user-file.js';
 
 /** 1-based line and column of a character offset (columns count UTF-16 units, as editors near enough do). */
-export function lineColumnAt(text: string, offset: number): { line: number; column: number } {
-  const end = Math.max(0, Math.min(offset, text.length));
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < end; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      lineStart = i + 1;
+export type LineColumn = { line: number; column: number };
+
+/**
+ * A function giving the line and column of offsets in `text`. Line starts are found once and
+ * each lookup is a binary search, so locating every problem of a file with thousands of them
+ * stays linear (rescanning from the start per problem made `navi tasks validate` quadratic).
+ */
+export function lineLocator(text: string): (offset: number) => LineColumn {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return (offset) => {
+    const end = Math.max(0, Math.min(offset, text.length));
+    // The last line start at or before `end`.
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] ?? 0) <= end) lo = mid;
+      else hi = mid - 1;
     }
-  }
-  return { line, column: end - lineStart + 1 };
+    return { line: lo + 1, column: end - (starts[lo] ?? 0) + 1 };
+  };
+}
+
+/** Line and column of one offset; for many offsets in the same text use lineLocator. */
+export function lineColumnAt(text: string, offset: number): LineColumn {
+  return lineLocator(text.slice(0, Math.max(0, offset)))(offset);
 }
 
 /** Thrown inside the scanner to unwind to the offset of the first error. */
@@ -130,8 +146,10 @@ export function findJsonErrorOffset(text: string): number {
 function jsonReason(message: string): string {
   return (
     message
-      // Node 20: `Unexpected token 'x', "{"a": x}" is not valid JSON`
-      .replace(/^(Unexpected token '.+?'), ".*" is not valid JSON$/s, '$1')
+      // Node 20: `Unexpected token 'x', "{"a": x}" is not valid JSON`, and for a longer text
+      // `Unexpected token 'x', ..."ef", "b": x}" is not valid JSON`: V8 quotes the source around
+      // the error, which may hold a secret; only the token is kept.
+      .replace(/^(Unexpected token '.+?'), (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '$1')
       .replace(/ in JSON at position \d+.*$/s, '')
       .replace(/ at position \d+.*$/s, '')
       .trim()
@@ -169,25 +187,17 @@ export function fsErrorCode(err: unknown): string | undefined {
 }
 
 /**
- * Reads and parses a JSON file. Returns undefined when it does not exist and `optional` is set;
- * any other failure is InvalidInputError(`code`) naming `display`.
+ * Reads and parses a JSON file (a regular file of at most MAX_CONFIG_FILE_BYTES). Returns
+ * undefined when it does not exist and `optional` is set; any other failure is
+ * InvalidInputError(`code`) naming `display`.
  */
 export function readJsonFile(path: string, display: string, code: string, optional = false): unknown {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readUserFile(path, { display, code, maxBytes: MAX_CONFIG_FILE_BYTES, kind: 'JSON files' });
   } catch (err) {
-    const errCode = fsErrorCode(err);
-    if (errCode === 'ENOENT' && optional) return undefined;
-    const why =
-      errCode === 'ENOENT'
-        ? 'file not found'
-        : errCode === 'EISDIR'
-          ? 'is a directory, not a file'
-          : errCode === 'EACCES'
-            ? 'permission denied'
-            : `cannot be read (${errCode ?? (err instanceof Error ? err.message : String(err))})`;
-    throw new InvalidInputError(code, `${display}: ${why}`, { cause: err });
+    if (optional && err instanceof UserFileError && err.fsCode === 'ENOENT') return undefined;
+    throw err;
   }
   return parseJsonText(text, display, code);
 }

@@ -10,7 +10,7 @@
  */
 
 import { isAbsolute, join, relative, resolve, dirname, sep } from 'node:path';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, printable } from '../errors.js';
 import { formatProblems, problemsFrom } from './issues.js';
 import { readJsonFile } from './json-file.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from './loop-guard.js';
@@ -184,6 +184,9 @@ function validate(layer: Layer): void {
   throw new InvalidInputError('config_invalid', formatProblems(problems, layer.label));
 }
 
+/** Unknown top-level keys named in the warning; the rest are counted. */
+const MAX_UNKNOWN_KEYS_SHOWN = 10;
+
 /** Reads a config file into a layer (undefined when optional and absent), warning about unknown top-level keys. */
 function fileLayer(path: string, display: string, optional: boolean, home: string, warnings: string[]): Layer | undefined {
   const parsed = readJsonFile(path, display, 'config_invalid', optional);
@@ -199,7 +202,11 @@ function fileLayer(path: string, display: string, optional: boolean, home: strin
     else unknown.push(key);
   }
   if (unknown.length > 0) {
-    warnings.push(`${display}: ignoring unknown key${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}`);
+    // Keys as written could hold a newline or an ESC, or be megabytes long (or 50 000 of them):
+    // the warning stays one short, harmless line.
+    const shown = unknown.slice(0, MAX_UNKNOWN_KEYS_SHOWN).map((k) => printable(k.length > 60 ? `${k.slice(0, 59)}…` : k));
+    const more = unknown.length - shown.length;
+    warnings.push(`${display}: ignoring unknown key${unknown.length === 1 ? '' : 's'} ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`);
   }
   const layer: Layer = { source: display, raw, label: display };
   validate(layer);

@@ -7,7 +7,7 @@
 
 import { z } from 'zod';
 import { DEFAULT_MODEL, DEFAULT_OLLAMA_HOST, DEFAULT_PROFILE_ID, DEFAULT_SHELL_DENY } from './defaults.js';
-import { DURATION_HINT, tryParseDuration } from './duration.js';
+import { DURATION_HINT, durationProblem } from './duration.js';
 import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, text, textList } from './fields.js';
 import { normalizeOllamaHost } from './host.js';
 
@@ -114,7 +114,10 @@ export const BudgetSchema = z.strictObject({
   /** Wall-clock limit of a run, e.g. "8h", "30m", "90s" (see parseDuration). */
   deadline: z
     .string({ error: `must be ${DURATION_HINT}` })
-    .refine((s) => tryParseDuration(s) !== undefined, { error: `must be ${DURATION_HINT}` })
+    .superRefine((s, ctx) => {
+      const problem = durationProblem(s);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    })
     .optional(),
 });
 

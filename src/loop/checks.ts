@@ -44,6 +44,8 @@ async function runOne(name: string, command: string, timeoutS: number, env: Chec
     timeoutMs: timeoutS * 1000,
     maxOutputBytes: CHECK_OUTPUT_BYTES,
     signal: env.signal,
+    // The cap cuts the output: redacting there leaves no piece of a secret split by the cut.
+    redact: env.redact,
     ...(env.env !== undefined ? { env: env.env } : {}),
   });
   let out = r.output;

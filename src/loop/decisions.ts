@@ -6,7 +6,7 @@
  * source has no answer. A source never waits on a stdin that is not a terminal.
  */
 import { z } from 'zod';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, printable } from '../errors.js';
 
 /** The words of a decision (Clarify is written `adjust`). */
 export const DECISION_WORDS = ['continue', 'adjust', 'abort', 'extend', 'complete'] as const;
@@ -94,11 +94,11 @@ export function parseDecisionLine(text: string, line: number, display: string): 
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new InvalidInputError('decisions_invalid', `${display}:${line}: not a JSON object: ${JSON.stringify(text.slice(0, 80))}; expected {"decision":"continue"|"adjust"|"abort"|"extend"|"complete","feedback"?:"…"}`);
+    throw new InvalidInputError('decisions_invalid', `${display}:${line}: not a JSON object: ${printable(JSON.stringify(text.slice(0, 80)))}; expected {"decision":"continue"|"adjust"|"abort"|"extend"|"complete","feedback"?:"…"}`);
   }
   const parsed = DecisionLineSchema.safeParse(raw);
   if (!parsed.success) {
-    const why = parsed.error.issues.map((i) => (i.code === 'unrecognized_keys' ? `unknown key ${i.keys.join(', ')}` : i.message)).join('; ');
+    const why = parsed.error.issues.map((i) => (i.code === 'unrecognized_keys' ? `unknown key ${printable(i.keys.join(', '))}` : i.message)).join('; ');
     throw new InvalidInputError('decisions_invalid', `${display}:${line}: ${why}`);
   }
   const d: Decision = { decision: parsed.data.decision, source: 'decisions_file', line };

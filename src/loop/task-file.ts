@@ -9,17 +9,18 @@
  * plain types load (no custom tags).
  */
 
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { load, YAMLException } from 'js-yaml';
 import { z } from 'zod';
 import { tryParseDuration } from '../config/duration.js';
 import { bool, positiveNumber, text } from '../config/fields.js';
-import { lineColumnAt, fsErrorCode } from '../config/json-file.js';
+import { lineLocator } from '../config/json-file.js';
 import { problemsFrom } from '../config/issues.js';
+import { readUserFile, UserFileError } from '../config/read-user-file.js';
 import type { LoopOverride } from '../config/load.js';
 import { BudgetSchema, LoopModeSchema, PROFILE_ID_PATTERN } from '../config/schema.js';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, printable } from '../errors.js';
 import { markerSlug } from './markers.js';
 import { isJustOnce } from './triggers.js';
 import { offsetOf, yamlPathOffsets } from './yaml-positions.js';
@@ -135,7 +136,7 @@ export class TaskFileError extends InvalidInputError {
 
   constructor(display: string, problems: readonly TaskProblem[]) {
     const lines = formatTaskProblems(display, problems);
-    const head = lines.length === 1 ? (lines[0] ?? display) : `${display}: ${lines.length} problems: ${lines.join('; ')}`;
+    const head = problems.length === 1 ? (lines[0] ?? display) : `${display}: ${problems.length} problems: ${lines.join('; ')}`;
     super('task_invalid', head);
     this.problems = lines;
   }
@@ -149,12 +150,22 @@ export interface TaskValidation {
   problems: TaskProblem[];
 }
 
-/** `display:line:col: key: message` per problem (line and key omitted when unknown or empty). */
+/** Problems listed one per line; past this (a 1 MB file of stray keys holds 150 000) the rest are counted. */
+export const MAX_LISTED_TASK_PROBLEMS = 100;
+
+/**
+ * `display:line:col: key: message` per problem (line and key omitted when unknown or empty), at
+ * most MAX_LISTED_TASK_PROBLEMS of them, then `display: … and N more problems`. Keys, values
+ * and paths come from the file: control characters in them are escaped, one problem one line.
+ */
 export function formatTaskProblems(display: string, problems: readonly TaskProblem[]): string[] {
-  return problems.map((p) => {
+  const lines = problems.slice(0, MAX_LISTED_TASK_PROBLEMS).map((p) => {
     const where = p.line === undefined ? display : `${display}:${p.line}:${p.column ?? 1}`;
-    return p.path === '' ? `${where}: ${p.message}` : `${where}: ${p.path}: ${p.message}`;
+    return printable(p.path === '' ? `${where}: ${p.message}` : `${where}: ${p.path}: ${p.message}`);
   });
+  const more = problems.length - lines.length;
+  if (more > 0) lines.push(`${printable(display)}: … and ${more} more problem${more === 1 ? '' : 's'}`);
+  return lines;
 }
 
 const GOT_NOTHING = ' (got nothing)';
@@ -202,8 +213,9 @@ export function parseTaskText(source: string, opts: ParseTaskOptions): TaskValid
   const result = TaskFileSchema.safeParse(raw);
   if (!result.success) {
     const offsets = yamlPathOffsets(body, MAX_DEPTH);
+    const locate = lineLocator(body);
     const problems = problemsFrom(result.error.issues, raw, TaskFileSchema).map((p): TaskProblem => {
-      const { line, column } = lineColumnAt(body, offsetOf(offsets, p.path));
+      const { line, column } = locate(offsetOf(offsets, p.path));
       // problemsFrom says "(got nothing)" for a missing key; say it is missing first.
       const missing = p.text.endsWith(GOT_NOTHING);
       let message = missing ? `is required: ${p.text.slice(0, -GOT_NOTHING.length)}` : p.text;
@@ -251,21 +263,18 @@ export function validateTaskFile(path: string, display = path): TaskValidation {
   const file = resolve(path);
   let source: string;
   try {
-    const size = statSync(file).size;
-    if (size > MAX_TASK_FILE_BYTES) {
-      return { problems: [{ path: '', message: `is ${size} bytes; task files are limited to ${MAX_TASK_FILE_BYTES} bytes (1 MB)` }] };
-    }
-    source = readFileSync(file, 'utf8');
+    // A regular file of at most 1 MB, refused before it is read otherwise (a FIFO would hang
+    // navi, a symlink to /dev/zero would fill its memory).
+    source = readUserFile(file, { display, code: 'task_invalid', maxBytes: MAX_TASK_FILE_BYTES, kind: 'task files' });
   } catch (err) {
-    const code = fsErrorCode(err);
-    const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a task file' : `cannot be read (${code ?? String(err)})`;
-    return { problems: [{ path: '', message: why }] };
+    if (!(err instanceof UserFileError)) throw err;
+    return { problems: [{ path: '', message: err.fsCode === 'EISDIR' ? 'is a directory, not a task file' : err.reason }] };
   }
   const result = parseTaskText(source, { display, file });
   const cwd = result.task?.cwd;
   if (cwd !== undefined && !isDirectory(cwd)) {
     const offsets = yamlPathOffsets(source, MAX_DEPTH);
-    const { line, column } = lineColumnAt(source, offsetOf(offsets, 'cwd'));
+    const { line, column } = lineLocator(source)(offsetOf(offsets, 'cwd'));
     return { problems: [{ line, column, path: 'cwd', message: `directory not found: ${cwd}` }] };
   }
   return result;

@@ -6,12 +6,13 @@
  * needs neither a database nor a model (`navi profiles list`).
  */
 
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatProblems, problemsFrom } from '../config/issues.js';
 import { fsErrorCode, readJsonFile } from '../config/json-file.js';
-import { InvalidInputError, NotFoundError } from '../errors.js';
+import { MAX_PROMPT_FILE_BYTES, readUserFile } from '../config/read-user-file.js';
+import { InvalidInputError, NotFoundError, printable } from '../errors.js';
 import { ProfileSettingsSchema } from './schema.js';
 import type { Profile, ProfileSet, ProfileSettings } from './types.js';
 
@@ -41,13 +42,9 @@ function fail(message: string, cause?: unknown): never {
 }
 
 function readPrompt(path: string, display: string): string {
-  let raw: string;
-  try {
-    raw = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = fsErrorCode(err);
-    fail(`${display}: ${code === 'ENOENT' ? 'file not found' : `cannot be read (${code ?? String(err)})`}`, err);
-  }
+  // A regular file of reasonable size only: a profile folder from a cloned repository may hold
+  // a FIFO or a symlink to a device.
+  const raw = readUserFile(path, { display, code: 'profile_invalid', maxBytes: MAX_PROMPT_FILE_BYTES, kind: 'prompt files' });
   const prompt = normalizePrompt(raw);
   if (prompt === '') fail(`${display}: is empty; write the profile's instructions in it`);
   return prompt;
@@ -72,7 +69,7 @@ function loadProfile(dir: string, id: string, source: Profile['source'], display
   }
   const settings: ProfileSettings = result.data;
   if (settings.compression_prompt_file !== undefined && !existsSync(resolve(dir, settings.compression_prompt_file))) {
-    fail(`${configDisplay}: compression_prompt_file: file not found (got ${JSON.stringify(settings.compression_prompt_file)})`);
+    fail(`${configDisplay}: compression_prompt_file: file not found (got ${printable(JSON.stringify(settings.compression_prompt_file))})`);
   }
   const prompt = readPrompt(join(dir, 'system_prompt.txt'), `${display}/system_prompt.txt`);
   return { id, dir, source, settings, prompt };
@@ -96,7 +93,8 @@ function loadProfilesIn(root: string, source: Profile['source'], displayRoot: st
     const dir = join(root, name);
     if (!isDirectory(dir)) continue;
     if (!existsSync(join(dir, 'config.json')) && !existsSync(join(dir, 'system_prompt.txt'))) continue;
-    out.set(name, loadProfile(dir, name, source, `${displayRoot}/${name}`));
+    // The folder name is the user's (or a cloned repository's): escaped in every message.
+    out.set(name, loadProfile(dir, name, source, `${displayRoot}/${printable(name)}`));
   }
   return out;
 }
@@ -126,10 +124,10 @@ export function loadProfiles(opts: LoadProfilesOptions = {}): ProfileSet {
     const displayRoot = basename(projectDir);
     const projectPersona = join(projectDir, 'persona.txt');
     if (existsSync(projectPersona)) {
-      persona = readPrompt(projectPersona, `${displayRoot}/persona.txt`);
+      persona = readPrompt(projectPersona, `${printable(displayRoot)}/persona.txt`);
       personaFile = projectPersona;
     }
-    for (const [id, profile] of loadProfilesIn(projectDir, 'project', displayRoot)) profiles.set(id, profile);
+    for (const [id, profile] of loadProfilesIn(projectDir, 'project', printable(displayRoot))) profiles.set(id, profile);
   }
   return { persona, personaFile, profiles };
 }
@@ -139,7 +137,7 @@ export function getProfile(set: ProfileSet, id: string): Profile {
   const profile = set.profiles.get(id);
   if (profile) return profile;
   const known = [...set.profiles.keys()].sort().join(', ');
-  throw new NotFoundError('profile_not_found', `unknown profile "${id}" (available: ${known || 'none'})`);
+  throw new NotFoundError('profile_not_found', `unknown profile "${printable(id)}" (available: ${printable(known) || 'none'})`);
 }
 
 /**

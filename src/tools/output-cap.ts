@@ -3,6 +3,8 @@
  * says how it finished (errors, exit codes), so both are kept and the middle is dropped.
  */
 
+import { redactAfterCut, redactBeforeCut, type RedactFn } from './redact.js';
+
 /** The line that replaces the dropped middle. */
 function omittedMarker(bytes: number): string {
   return `\n[… ${bytes} bytes omitted …]\n`;
@@ -94,19 +96,29 @@ export class HeadTailCollector {
     }
   }
 
-  /** The kept text, with the omitted-bytes marker when anything was dropped. */
-  text(): string {
+  /**
+   * The kept text, with the omitted-bytes marker when anything was dropped. With `redact`, the
+   * text is redacted and a secret split by the cut leaves no piece on either side of the marker
+   * (the registry redacts whole output later, but cannot recognise half a secret).
+   */
+  text(redact?: RedactFn): string {
     const head = Buffer.concat(this.head);
     const tailAll = Buffer.concat(this.tail);
     const tail = tailAll.subarray(Math.max(0, tailAll.length - this.tailMax));
     const omitted = this.totalBytes - head.length - tail.length;
-    if (omitted === 0) return Buffer.concat([head, tail]).toString('utf8');
+    if (omitted === 0) {
+      const whole = Buffer.concat([head, tail]).toString('utf8');
+      return redact ? redact(whole) : whole;
+    }
     const headEnd = headBoundary(head, head.length);
     const tailStart = tailBoundary(tail, 0);
-    return (
-      head.toString('utf8', 0, headEnd) +
-      omittedMarker(omitted + (head.length - headEnd) + tailStart) +
-      tail.toString('utf8', tailStart)
-    );
+    const headRaw = head.toString('utf8', 0, headEnd);
+    const tailRaw = tail.toString('utf8', tailStart);
+    const headText = redact ? redactBeforeCut(redact, headRaw) : headRaw;
+    const tailText = redact ? redactAfterCut(redact, tailRaw) : tailRaw;
+    // Pieces of a secret dropped next to the cut count as omitted too (redaction itself changes
+    // lengths, so this is near enough, and exact when nothing was dropped).
+    const dropped = redact ? Math.max(0, Buffer.byteLength(redact(headRaw)) - Buffer.byteLength(headText)) + Math.max(0, Buffer.byteLength(redact(tailRaw)) - Buffer.byteLength(tailText)) : 0;
+    return headText + omittedMarker(omitted + (head.length - headEnd) + tailStart + dropped) + tailText;
   }
 }

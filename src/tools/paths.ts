@@ -18,7 +18,8 @@ export type ResolveResult =
 
 function isInside(root: string, candidate: string): boolean {
   const rel = path.relative(root, candidate);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  // Only a `..` component escapes: `...`, `..foo` and `..\x` are ordinary names inside.
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 function errorCode(err: unknown): string | undefined {

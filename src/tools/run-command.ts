@@ -3,7 +3,9 @@
  * memory-bounded head+tail capture. Used by the `shell` tool; fits loop-mode `checks` too.
  */
 import { spawn } from 'node:child_process';
+import { setLongTimeout, type LongTimeout } from '../timers.js';
 import { HeadTailCollector } from './output-cap.js';
+import type { RedactFn } from './redact.js';
 
 /** Time a process group gets between SIGTERM and SIGKILL: enough to flush and clean up. */
 const KILL_GRACE_MS = 2000;
@@ -19,11 +21,16 @@ export interface RunCommandOptions {
   env?: NodeJS.ProcessEnv;
   /** Override of the SIGTERM→SIGKILL grace, for tests. */
   killGraceMs?: number;
+  /**
+   * Redacts the output. Given here (not only later on the whole output) because the cap cuts
+   * the output: only the collector knows where, and can drop a secret's pieces on both sides.
+   */
+  redact?: RedactFn;
 }
 
 /** How a command ended; never thrown, an abort included (`aborted: true`). */
 export interface RunCommandResult {
-  /** stdout and stderr in arrival order, capped. */
+  /** stdout and stderr in arrival order, capped (and redacted, when `redact` was given). */
   output: string;
   /** Exit code, or null when the shell was ended by a signal or never started. */
   exitCode: number | null;
@@ -105,12 +112,11 @@ export async function runCommand(opts: RunCommandOptions): Promise<RunCommandRes
   });
   if (opts.signal.aborted) onAbort();
   else opts.signal.addEventListener('abort', onAbort, { once: true });
-  timers.push(
-    setTimeout(() => {
-      timedOut = true;
-      terminate();
-    }, opts.timeoutMs),
-  );
+  // A long timeout (a check's `timeout_s: 3000000`) must not overflow Node's 24.8-day timer and fire at once.
+  const timeout: LongTimeout = setLongTimeout(() => {
+    timedOut = true;
+    terminate();
+  }, opts.timeoutMs);
 
   try {
     const ended = await exit;
@@ -128,7 +134,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<RunCommandRes
       }
     }
     return {
-      output: collector.text(),
+      output: collector.text(opts.redact),
       exitCode: ended.code,
       exitSignal: ended.signal,
       timedOut,
@@ -139,6 +145,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<RunCommandRes
     };
   } finally {
     if (pid !== undefined) liveGroups.delete(pid);
+    timeout.clear();
     for (const t of timers) clearTimeout(t);
     opts.signal.removeEventListener('abort', onAbort);
   }

@@ -170,7 +170,13 @@ export function parseCommandLine(cmd: string): ParsedCommandLine {
     } else if (c === '#' && !inWord) {
       const end = cmd.indexOf('\n', i);
       i = end === -1 ? cmd.length : end;
-    } else if (c === '<' && next === '<' && cmd.charAt(i + 2) !== '<') {
+    } else if (c === '<' && next === '<' && cmd.charAt(i + 2) === '<') {
+      // A here-string (`cat <<< word`): one operator, the word after it is an ordinary word (its
+      // substitutions run). Read as `<<` it would start a heredoc and hide the lines after it.
+      endWord();
+      words.push('<<<');
+      i += 3;
+    } else if (c === '<' && next === '<') {
       endWord();
       const stripTabs = cmd.charAt(i + 2) === '-';
       const { delimiter, quoted, end } = readHeredocDelimiter(cmd, i + (stripTabs ? 3 : 2));

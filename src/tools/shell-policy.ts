@@ -90,35 +90,107 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Skips a wrapper's own options (and `timeout`'s duration, `nice -n`'s value) to reach the command it runs. */
-function skipWrapperArgs(name: string, words: string[], start: number): number {
-  let i = start;
-  while (i < words.length) {
-    const w = words[i] ?? '';
-    if (w === '--') return i + 1;
-    if (name === 'env' && ASSIGNMENT.test(w)) i++;
-    else if (w.startsWith('-') && w.length > 1) {
-      const takesValue = (name === 'nice' && w === '-n') || (name === 'env' && w === '-u') || (name === 'timeout' && (w === '-s' || w === '-k'));
-      i += takesValue ? 2 : 1;
-    } else break;
-  }
-  if (name === 'timeout' && i < words.length) i++;
-  return i;
+/**
+ * Options of each wrapper that take a value (`-n 5`, `-n5`, `--adjustment=5`, `--adjustment 5`);
+ * every other option is a flag. Skipping a value as if it were the command, or the command as
+ * if it were a value, would hide the command from the policy, so each wrapper's are listed.
+ * `script` options hold a command line of their own (`env -S 'cmd args'`), checked like an
+ * `sh -c` body.
+ */
+interface WrapperOptions {
+  short: string;
+  long: readonly string[];
+  script?: { short: string; long: string };
 }
 
-/** The command a segment really runs: keywords, `VAR=x` prefixes and wrappers removed, path dropped from the name. */
-function strippedWords(words: string[]): string[] {
+const WRAPPER_OPTIONS: Readonly<Record<string, WrapperOptions>> = {
+  env: { short: 'uCS', long: ['unset', 'chdir', 'split-string'], script: { short: 'S', long: 'split-string' } },
+  nice: { short: 'n', long: ['adjustment'] },
+  timeout: { short: 'sk', long: ['signal', 'kill-after'] },
+  stdbuf: { short: 'ioe', long: ['input', 'output', 'error'] },
+  // bash's `exec -a NAME` (the name the command sees as $0).
+  exec: { short: 'a', long: [] },
+  nohup: { short: '', long: [] },
+  command: { short: '', long: [] },
+  builtin: { short: '', long: [] },
+};
+
+/** A single-quoted shell word holding `w` exactly. */
+function shellQuote(w: string): string {
+  return `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Skips a wrapper's own options (and `timeout`'s duration) to reach the command it runs.
+ * Returns the index of that command and, for `env -S STRING`, the command line env builds from
+ * the string and the words after it.
+ */
+function skipWrapperArgs(name: string, words: string[], start: number): { next: number; script?: string } {
+  const spec = WRAPPER_OPTIONS[name] ?? { short: '', long: [] };
+  let i = start;
+  /** env -S: the string is split into words that take the place of the option (options, then the command). */
+  const splitString = (value: string, after: number): { next: number; script: string } => ({
+    next: words.length,
+    script: ['env', value, ...words.slice(after).map(shellQuote)].join(' '),
+  });
+  while (i < words.length) {
+    const w = words[i] ?? '';
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (name === 'env' && ASSIGNMENT.test(w)) {
+      i++;
+    } else if (w.startsWith('--') && w.length > 2) {
+      // GNU long options may be abbreviated (`--split=…`, `--ch DIR`) and take `=value` or the next word.
+      const eq = w.indexOf('=');
+      const given = w.slice(2, eq === -1 ? undefined : eq);
+      const full = spec.long.find((l) => l.startsWith(given));
+      if (full !== undefined && spec.script?.long === full) {
+        return eq === -1 ? splitString(words[i + 1] ?? '', i + 2) : splitString(w.slice(eq + 1), i + 1);
+      }
+      i += full !== undefined && eq === -1 ? 2 : 1;
+    } else if (w.startsWith('-') && w.length > 1) {
+      // A cluster of short options (`-iu NAME`, `-o0`, `-S'cmd'`): the first that takes a value
+      // takes the rest of the word, or the next word when nothing is left.
+      let took = 1;
+      for (let k = 1; k < w.length; k++) {
+        const opt = w.charAt(k);
+        if (!spec.short.includes(opt)) continue;
+        const rest = w.slice(k + 1);
+        if (spec.script?.short === opt) return rest === '' ? splitString(words[i + 1] ?? '', i + 2) : splitString(rest, i + 1);
+        took = rest === '' ? 2 : 1;
+        break;
+      }
+      i += took;
+    } else {
+      break;
+    }
+  }
+  if (name === 'timeout' && i < words.length) i++;
+  return { next: i };
+}
+
+/**
+ * The command a segment really runs: keywords, `VAR=x` prefixes and wrappers removed, path
+ * dropped from the name; plus the command lines wrappers build from a string (`env -S`).
+ */
+function strippedWords(words: string[]): { words: string[]; scripts: string[] } {
+  const scripts: string[] = [];
   let i = 0;
   for (;;) {
     const w = words[i];
-    if (w === undefined) return [];
+    if (w === undefined) return { words: [], scripts };
     if (KEYWORDS.has(w) || ASSIGNMENT.test(w)) i++;
-    else if (WRAPPERS.has(path.basename(w))) i = skipWrapperArgs(path.basename(w), words, i + 1);
-    else break;
+    else if (WRAPPERS.has(path.basename(w))) {
+      const skipped = skipWrapperArgs(path.basename(w), words, i + 1);
+      if (skipped.script !== undefined) scripts.push(skipped.script);
+      i = skipped.next;
+    } else break;
   }
   const rest = words.slice(i);
   if (rest[0]?.includes('/')) rest[0] = path.basename(rest[0]);
-  return rest;
+  return { words: rest, scripts };
 }
 
 /** The script a `sh -c BODY` or `eval ARGS` segment runs, if it is one. */
@@ -156,7 +228,8 @@ function check(command: string, policy: ShellPolicyRules, depth: number): ShellC
     if (denied !== undefined) return { allowed: false, reason: `'${raw}' matches deny pattern '${denied}'`, matched: denied };
   }
   for (const words of parsed.segments) {
-    const stripped = strippedWords(words);
+    const { words: stripped, scripts } = strippedWords(words);
+    inner.push(...scripts);
     if (stripped.length === 0 || (stripped.length === 1 && CLOSERS.has(stripped[0] ?? ''))) continue;
     const variants = [words.join(' '), stripped.join(' ')];
     const shown = variants[0] ?? '';

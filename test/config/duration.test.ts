@@ -28,3 +28,18 @@ describe('parseDuration', () => {
     expect(err.message).toBe(`--deadline: must be a duration such as 90s, 30m, 8h or 1h30m (got ${JSON.stringify(text)})`);
   });
 });
+
+describe('durations longer than 365 days', () => {
+  it('365d is the longest accepted', () => {
+    expect(tryParseDuration('365d')).toBe(365 * 86_400_000);
+    expect(tryParseDuration('30d')).toBe(30 * 86_400_000);
+  });
+
+  it.each(['366d', '8761h', '365d1ms', '99999999999999999999h', '1' + '0'.repeat(400) + 'd'])('%j is refused with its own message', (text) => {
+    expect(tryParseDuration(text)).toBeUndefined();
+    const err = thrown(() => parseDuration(text, '--deadline'));
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect(err.code).toBe('invalid_duration');
+    expect(err.message).toBe(`--deadline: must be at most 365d (got ${JSON.stringify(text)})`);
+  });
+});

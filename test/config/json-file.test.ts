@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findJsonErrorOffset, lineColumnAt, parseJsonText } from '../../src/config/json-file.js';
+import { findJsonErrorOffset, lineColumnAt, lineLocator, parseJsonText } from '../../src/config/json-file.js';
 import { thrown } from './helpers.js';
 
 describe('lineColumnAt', () => {
@@ -11,6 +11,29 @@ describe('lineColumnAt', () => {
     ['a\n\n', 3, 3, 1],
   ])('%j @%d → %d:%d', (text, offset, line, column) => {
     expect(lineColumnAt(text, offset)).toEqual({ line, column });
+    expect(lineLocator(text)(offset)).toEqual({ line, column });
+  });
+
+  it('lineLocator agrees with a scan at every offset, past the end included', () => {
+    const text = 'ab\n\ncd\ne\n';
+    const locate = lineLocator(text);
+    for (let offset = -1; offset <= text.length + 1; offset++) {
+      const end = Math.max(0, Math.min(offset, text.length));
+      const before = text.slice(0, end);
+      expect(locate(offset), `offset ${offset}`).toEqual({ line: before.split('\n').length, column: end - (before.lastIndexOf('\n') + 1) + 1 });
+    }
+  });
+});
+
+describe("invalid-JSON messages never echo the file's content", () => {
+  it.each([
+    ['{"a": x}', /invalid JSON: Unexpected token 'x'$/],
+    ['{"api_key": "sk-live-0123456789abcdef", "b": x}', /invalid JSON: Unexpected token 'x'$/],
+    [`{"k": "${'v'.repeat(100)}", "b": x, "c": "${'w'.repeat(100)}"}`, /invalid JSON: Unexpected token 'x'$/],
+  ])('%j', (text, expected) => {
+    const err = thrown(() => parseJsonText(text, 'c.json', 'config_invalid'));
+    expect(err.message).toMatch(expected);
+    expect(err.message).not.toContain('is not valid JSON');
   });
 });
 

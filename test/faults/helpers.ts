@@ -385,10 +385,11 @@ export class OwnPostgres {
     return run('runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args], { timeout: timeoutMs, cwd: '/' });
   }
 
-  static async create(): Promise<OwnPostgres> {
+  /** A new cluster, started; in a fresh directory under `parent` (default the OS temp dir). */
+  static async create(parent = os.tmpdir()): Promise<OwnPostgres> {
     const bin = postgresBinDir();
     if (bin === undefined) throw new Error('no PostgreSQL binaries');
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-fault-pg-'));
+    const dir = fs.mkdtempSync(path.join(parent, 'navi-fault-pg-'));
     execFileSync('chown', ['postgres:postgres', dir]);
     const pg = new OwnPostgres(bin, dir, await freePort());
     await OwnPostgres.asPostgres(bin, 'initdb', ['-D', pg.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);

@@ -4,6 +4,7 @@
  * that cannot be written, and a full disk under PGlite. navi either carries on or exits 1 with
  * one clean line — never a hang, never a stack trace — and what it stored stays consistent.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -125,7 +126,7 @@ describe.skipIf(noOwnPostgres !== undefined)(`PostgreSQL server restarted or sto
       await server.stop();
       const run = await proc.result;
       measured.push(`PostgreSQL stopped mid-run: exit ${String(run.code)} after ${run.durationMs} ms: ${run.stderr.trim()}`);
-      expectFailure(run, 1, /(Lost the database connection during [\w.]+|Cannot reach PostgreSQL at 127\.0\.0\.1:\d+): (connection (refused|closed by the server)|.*)/);
+      expectFailure(run, 1, /Lost the database connection during [\w.]+: connection (refused|closed by the server)|Cannot reach PostgreSQL at 127\.0\.0\.1:\d+/);
       const events = expectValidStream(run);
       expect(eventsOf(events, 'error')).toEqual([expect.objectContaining({ code: 'store_unreachable' })]);
       expect(resultOf(run)).toMatchObject({ status: 'error', exit_code: 1, reason: 'store_unreachable' });
@@ -143,6 +144,35 @@ describe.skipIf(noOwnPostgres !== undefined)(`PostgreSQL server restarted or sto
     await expectConsistentSession(s.db, sessionId);
   }, LONG_SCENARIO_TIMEOUT_MS);
 });
+
+describe.skipIf(noOwnPostgres !== undefined || noMount !== undefined)(
+  `PostgreSQL disk full${noOwnPostgres ?? noMount ? ` (skipped: ${String(noOwnPostgres ?? noMount)})` : ''}`,
+  () => {
+    it('the disk under the server fills up mid-run: exit 1 with one clean line, no hang; rows consistent once there is room', async () => {
+      // Our own server with its data directory on a small tmpfs (initdb takes ~40 MB of it).
+      const disk = tmpfs('96m');
+      execFileSync('chown', ['postgres:postgres', disk]);
+      const server = await OwnPostgres.create(disk);
+      try {
+        const s = await scenario(serverBackend(server.url), steadyScript(30, 20, 24_000));
+        const proc = s.start(['run', '-o', 'stream-json', 'fill it up'], { env: FAST_TIMEOUTS, timeoutMs: 30_000 });
+        await proc.waitForEvent('tool_call');
+        fillDisk(disk);
+        const run = await proc.result;
+        measured.push(`PostgreSQL disk full: exit ${String(run.code)}: ${run.stderr.trim()}`);
+        expectFailure(run, 1, /no space left on device|could not (extend|write)|Lost the database connection/i);
+        expectValidStream(run);
+        expect(resultOf(run)).toMatchObject({ status: 'error', exit_code: 1 });
+
+        fs.rmSync(path.join(disk, 'filler'));
+        await expectConsistentSession(s.db, String(resultOf(run).session_id), { pairs: false });
+      } finally {
+        // Before the tmpfs under it is unmounted.
+        await server.destroy();
+      }
+    }, LONG_SCENARIO_TIMEOUT_MS);
+  },
+);
 
 forEachBackend(
   (backend) => {

@@ -3,8 +3,8 @@
  * (names matching KEY|TOKEN|SECRET|PASSWORD) are present for navi; the shell prints them, a file
  * holding them is read and searched, a loop check prints them. Their values must not reach the
  * events (stream-json and text), any database row, `navi sessions show`, loop markers or loop
- * rows. A separate test covers what the *model* says (it may echo a secret it inferred): SPEC
- * §10 only names tool output, but a redactor that runs on tool output can run on model text.
+ * rows. A separate test pins what is *not* redacted: text the model writes itself (it may echo
+ * a secret it inferred). SPEC §10 names tool output only; README, "Security", documents the limit.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -92,19 +92,28 @@ forEachBackend((backend) => {
       expect(leaked(await dumpDatabase(s.db))).toEqual([]);
     }, SCENARIO_TIMEOUT_MS);
 
-    it('the model echoing a secret (text, thinking, tool arguments) is redacted before output and storage', async () => {
+    it('only tool output is redacted: what the model writes itself is passed through (documented limit)', async () => {
+      // SPEC §10 names tool output, and that is what navi redacts. Text the model writes itself
+      // (content, thinking, tool arguments, loop_signal reasons: a secret it decoded or guessed)
+      // is streamed as it is generated and is not redacted; redacting streamed deltas would need
+      // a hold-back buffer. README, "Security", says so; this pins it. If model text is ever
+      // redacted, turn the last expectation around and update the README.
       const token = SECRETS.MY_API_TOKEN ?? '';
       const s = await scenario(backend, {
         turns: [
-          { thinking: `the token might be ${token}`, tool_calls: [{ name: 'write_file', arguments: { path: 'note.txt', content: `token=${token}` } }] },
-          { thinking: `I recall ${token}`, content: `Your token is ${token}.` },
+          { thinking: `the token might be ${token}`, tool_calls: [{ name: 'shell', arguments: { command: 'echo "token: $MY_API_TOKEN"' } }] },
+          { content: `Your token is ${token}.` },
         ],
         on_exhausted: 'error',
       });
       const run = await s.navi(['run', '-o', 'stream-json', 'what is my token?'], { env: SECRETS });
       expect(run.code, describeRun(run)).toBe(0);
-      expect(leaked(run.stdout), 'secrets the model said, in stream-json').toEqual([]);
-      expect(leaked(await dumpDatabase(s.db)), 'secrets the model said, in the database').toEqual([]);
+      const events = expectValidStream(run);
+      const output = String(eventsOf(events, 'tool_call')[0]?.output);
+      expect(output).toContain('token: [REDACTED:MY_API_TOKEN]');
+      expect(leaked(output), 'secrets in tool output').toEqual([]);
+      // The model's own words, as written.
+      expect(leaked(run.stdout), 'the model said the token itself').toEqual([token]);
     }, SCENARIO_TIMEOUT_MS);
 
     it('loop mode: check output, tool output, markers, loop rows and events stay redacted', async () => {

@@ -55,6 +55,8 @@ const CAUGHT: readonly string[] = [
   'f() { touch %S%; }; f',
   "bash -c 'cat <(touch %S%)'",
   'cat <<EOF\n$(touch %S%)\nEOF',
+  // Was a documented limit until `exec -a NAME` was known to take a value.
+  "bash -c 'exec -a x touch %S%'",
 ];
 
 /**
@@ -168,7 +170,6 @@ describe('shell policy: what a text check cannot see (documented limits, not a s
     ['bash ANSI-C quoting', "bash -c \"\\$'\\\\x74ouch' S\""],
     ['bash coproc', "bash -c 'coproc touch S'"],
     ['bash time -p', "bash -c 'time -p touch S'"],
-    ['bash exec -a', "bash -c 'exec -a x touch S'"],
     ['another program with the same effect', ': > S'],
   ];
   it.each(LIMITS)('%s', (_what, command) => {

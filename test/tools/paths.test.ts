@@ -37,6 +37,12 @@ describe('resolveInside', () => {
     ['new/dir/file.txt', 'new/dir/file.txt', 'new/dir/file.txt'],
     ['in-link/x.txt', 'in-link/x.txt', 'src/real/x.txt'],
     ['a-link', 'a-link', 'src/a.ts'],
+    // Names that start with `..` but are not the `..` component stay inside.
+    ['...', '...', '...'],
+    ['..foo', '..foo', '..foo'],
+    ['..\\x', '..\\x', '..\\x'],
+    ['.../x.txt', '.../x.txt', '.../x.txt'],
+    ['src/../..foo/x', '..foo/x', '..foo/x'],
   ])('accepts %j (rel %j, real %j)', (userPath, rel, realRel) => {
     const r = resolveInside(cwd, userPath);
     expect(r).toEqual({ ok: true, rel, abs: path.join(cwd, realRel) });
@@ -60,6 +66,9 @@ describe('resolveInside', () => {
     ['../outside/secret.txt', 'escapes the working directory'],
     ['src/../../outside', 'escapes the working directory'],
     ['..', 'escapes the working directory'],
+    ['../', 'escapes the working directory'],
+    ['../...', 'escapes the working directory'],
+    ['src/../../..foo', 'escapes the working directory'],
     ['/etc/passwd', 'absolute path /etc/passwd is outside the working directory'],
     ['out-link/secret.txt', 'through a symlink'],
     ['out-link/new-file.txt', 'through a symlink'],

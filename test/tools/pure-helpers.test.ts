@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HeadTailCollector, capText } from '../../src/tools/output-cap.js';
-import { createRedactor } from '../../src/tools/redact.js';
+import { createRedactor, redactAfterCut, redactBeforeCut } from '../../src/tools/redact.js';
 
 describe('capText', () => {
   it('returns text within the cap unchanged', () => {
@@ -84,5 +84,67 @@ describe('createRedactor', () => {
 
   it('is the identity without secrets', () => {
     expect(createRedactor({ PATH: '/bin' })('text')).toBe('text');
+  });
+});
+
+describe('redaction at a cut', () => {
+  const redact = createRedactor({ API_TOKEN: 's3cr3t-value-xyz', DB_PASSWORD: 'hunter22' });
+
+  it('knows the longest secret', () => {
+    expect(redact.maxSecretLength).toBe(16);
+    expect(createRedactor({}).maxSecretLength).toBe(0);
+  });
+
+  it.each([
+    ['xxxxs3cr3t-val', 'xxxx'],
+    ['xxxxs', 'xxxx'],
+    ['xxxxhunter2', 'xxxx'],
+    ['xxxx s3cr3t-value-xyz', 'xxxx [REDACTED:API_TOKEN]'],
+    ['xxxx s3cr3t-value-xyz s3cr', 'xxxx [REDACTED:API_TOKEN] '],
+    ['nothing secret here', 'nothing secret here'],
+    ['', ''],
+  ])('before a cut: %j → %j', (text, expected) => {
+    expect(redact.beforeCut(text)).toBe(expected);
+    expect(redactBeforeCut(redact, text)).toBe(expected);
+  });
+
+  it.each([
+    ['value-xyzyyyy', 'yyyy'],
+    ['zyyyy', 'yyyy'],
+    ['er22 and then', ' and then'],
+    ['hunter22 yyyy', '[REDACTED:DB_PASSWORD] yyyy'],
+    ['nothing secret here', 'nothing secret here'],
+  ])('after a cut: %j → %j', (text, expected) => {
+    expect(redact.afterCut(text)).toBe(expected);
+    expect(redactAfterCut(redact, text)).toBe(expected);
+  });
+
+  it('a plain redact function only redacts', () => {
+    const plain = (t: string): string => t.replace('hunter22', '[X]');
+    expect(redactBeforeCut(plain, 'a hunter22 hunt')).toBe('a [X] hunt');
+    expect(redactAfterCut(plain, 'er22 hunter22')).toBe('er22 [X]');
+  });
+
+  it('HeadTailCollector leaves no piece of a secret the cap split, on either side', () => {
+    const c = new HeadTailCollector(64);
+    c.push(Buffer.from(`${'x'.repeat(20)}s3cr3t-value-xyz${'y'.repeat(200)}s3cr3t-value-xyz${'z'.repeat(20)}`));
+    const text = c.text(redact);
+    expect(text).toMatch(/^x{20}\n\[… \d+ bytes omitted …\]\n/);
+    expect(text).toMatch(/z{20}$/);
+    for (let n = 3; n <= 16; n++) {
+      const secret = 's3cr3t-value-xyz';
+      expect(text).not.toContain(secret.slice(0, n));
+      expect(text).not.toContain(secret.slice(-n));
+    }
+  });
+
+  it('HeadTailCollector keeps memory bounded and redacts a 100 MB stream', () => {
+    const c = new HeadTailCollector(1024);
+    const chunk = Buffer.from(`${'a'.repeat(1000)}hunter22`);
+    for (let i = 0; i < 100_000; i++) c.push(chunk);
+    const text = c.text(redact);
+    expect(c.totalBytes).toBe(100_800_000);
+    expect(Buffer.byteLength(text)).toBeLessThan(1200);
+    expect(text).not.toMatch(/hunter|er22|r22$/);
   });
 });

@@ -169,3 +169,65 @@ describe('checkShellCommand with an empty policy', () => {
     expect(checkShellCommand(command, { allow: [], deny: [] }).allowed).toBe(false);
   });
 });
+
+describe('checkShellCommand: wrapper options that take a value, and here-strings', () => {
+  const policy = { allow: [] as string[], deny: ['touch', 'touch *'] };
+
+  // Each of these runs `touch S`; a wrapper option whose value was taken for the command (or a
+  // here-string read as a heredoc) used to hide it.
+  it.each([
+    ['here-string, then a command on the next line', 'cat <<< x\ntouch S'],
+    ['here-string without spaces', 'cat<<<x\ntouch S'],
+    ['here-string inside bash -c', "bash -c 'cat <<< x\ntouch S\nx'"],
+    ['here-string holding a substitution', 'cat <<< "$(touch S)"'],
+    ['env -S attached', "env -S'touch S'"],
+    ['env -S separate', "env -S 'touch S'"],
+    ['env -S in a cluster', "env -iS'touch S'"],
+    ['env -S with env options inside', "env -S'-i FOO=1 touch S'"],
+    ['env -S then more words', "env -S'touch' S"],
+    ['env --split-string=', "env --split-string='touch S'"],
+    ['env --split-string separate', "env --split-string 'touch S'"],
+    ['env abbreviated --split=', "env --split='touch S'"],
+    ['env -S nested twice', `env -S"env -S'touch S'"`],
+    ['env -C DIR', 'env -C . touch S'],
+    ['env -CDIR', 'env -C. touch S'],
+    ['env --chdir DIR', 'env --chdir . touch S'],
+    ['env --chdir=DIR', 'env --chdir=. touch S'],
+    ['env -u NAME', 'env -u HOME touch S'],
+    ['env --unset NAME', 'env --unset HOME touch S'],
+    ['stdbuf -o MODE', 'stdbuf -o 0 touch S'],
+    ['stdbuf -i MODE', 'stdbuf -i 0 touch S'],
+    ['stdbuf -e MODE', 'stdbuf -e L touch S'],
+    ['stdbuf -oL attached', 'stdbuf -oL touch S'],
+    ['stdbuf --output MODE', 'stdbuf --output 0 touch S'],
+    ['stdbuf --output=MODE', 'stdbuf --output=0 touch S'],
+    ['exec -a NAME', 'exec -a x touch S'],
+    ['exec -la NAME', 'exec -la x touch S'],
+    ['exec -a inside bash -c', "bash -c 'exec -a x touch S'"],
+    ['nice -n N', 'nice -n 5 touch S'],
+    ['nice --adjustment N', 'nice --adjustment 5 touch S'],
+    ['nice -5', 'nice -5 touch S'],
+    ['timeout -k DUR', 'timeout -k 5 10 touch S'],
+    ['timeout --signal SIG', 'timeout --signal KILL 10 touch S'],
+    ['timeout -s SIG', 'timeout -s KILL 10 touch S'],
+    ['wrappers stacked', 'nohup env -C . stdbuf -o 0 nice -n 1 timeout 5 touch S'],
+  ])('denies %s: %j', (_what, command) => {
+    expect(checkShellCommand(command, policy)).toMatchObject({ allowed: false });
+  });
+
+  it.each([
+    ['a here-string is data', 'cat <<< "touch S"'],
+    ['env -S running something else', "env -S'echo touch'"],
+    ['env -C DIR running something else', 'env -C touch echo hi'],
+    ['stdbuf MODE that looks like the command', 'stdbuf -o touch echo hi'],
+    ['exec -a NAME that looks like the command', 'exec -a touch echo hi'],
+  ])('allows %s: %j', (_what, command) => {
+    expect(checkShellCommand(command, policy)).toEqual({ allowed: true });
+  });
+
+  it('checks an env -S command line against the allow list', () => {
+    const allowList = { allow: ['npm *'], deny: [] };
+    expect(checkShellCommand("env -S'npm test'", allowList)).toEqual({ allowed: true });
+    expect(checkShellCommand("env -S'curl http://x'", allowList)).toMatchObject({ allowed: false, matched: 'env curl http://x' });
+  });
+});

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { defineTool } from '../define-tool.js';
+import { redactBeforeCut, type RedactFn } from '../redact.js';
 import { looksBinary, openRegularFile } from './text-file.js';
 
 /**
@@ -27,7 +28,7 @@ interface Page {
  * Reads lines `offset…offset+limit-1` in chunks, keeping at most the budget in memory, so a
  * huge file (or one enormous line) costs no more than a small one.
  */
-async function readPage(handle: FileHandle, offset: number, limit: number): Promise<Page> {
+async function readPage(handle: FileHandle, offset: number, limit: number, redact: RedactFn): Promise<Page> {
   const lines: string[] = [];
   let used = 0;
   let lineNo = 0;
@@ -43,7 +44,8 @@ async function readPage(handle: FileHandle, offset: number, limit: number): Prom
       stop = true;
       return;
     }
-    lines.push(used + cost > READ_BUDGET_BYTES ? `${text.slice(0, READ_BUDGET_BYTES / 2)}…[line truncated]` : text);
+    // A cut line is redacted at the cut, so no start of a secret the cut split survives.
+    lines.push(used + cost > READ_BUDGET_BYTES ? `${redactBeforeCut(redact, text.slice(0, READ_BUDGET_BYTES / 2))}…[line truncated]` : text);
     used += cost;
   };
   const buf = Buffer.alloc(CHUNK_BYTES);
@@ -95,7 +97,7 @@ export const readFileTool = defineTool({
       if (size === 0) return { ok: true, output: '(empty file)' };
       if (await looksBinary(handle, size)) return { ok: false, output: `${rel}: binary file, ${size} bytes` };
       const offset = args.offset ?? 1;
-      const page = await readPage(handle, offset, args.limit ?? Number.MAX_SAFE_INTEGER);
+      const page = await readPage(handle, offset, args.limit ?? Number.MAX_SAFE_INTEGER, ctx.redact);
       if (page.lines.length === 0) {
         return { ok: false, output: `${rel} has ${page.totalLines ?? 0} lines; offset ${offset} is past the end` };
       }

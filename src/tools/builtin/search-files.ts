@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { resolveInside } from '../paths.js';
+import { redactBeforeCut } from '../redact.js';
 import { BINARY_SNIFF_BYTES } from './text-file.js';
 
 /** Matches returned; past this the pattern is too broad to be useful to the model. */
@@ -68,7 +69,9 @@ export const searchFilesTool = defineTool({
           return;
         }
         const trimmed = line.trim();
-        const cut = trimmed.length > MAX_LINE_CHARS ? `${trimmed.slice(0, MAX_LINE_CHARS)}…` : trimmed;
+        // Redacted here, at the cut: a secret straddling it would otherwise leave its first
+        // characters, which the registry's redaction of whole values cannot recognise.
+        const cut = trimmed.length > MAX_LINE_CHARS ? `${redactBeforeCut(ctx.redact, trimmed.slice(0, MAX_LINE_CHARS))}…` : trimmed;
         results.push(`${shown}:${i + 1}: ${cut}`);
       }
     };

@@ -39,6 +39,7 @@ export const shellTool = defineTool({
       timeoutMs: timeoutS * 1000,
       maxOutputBytes: Math.min(ctx.shell.maxOutputBytes, (ctx.outputLimitBytes ?? Infinity) - STATUS_RESERVE_BYTES),
       signal: ctx.signal,
+      redact: ctx.redact,
     });
     if (result.aborted) ctx.signal.throwIfAborted();
     const output = result.output;
