@@ -2,10 +2,11 @@
  * Command-line parsing (yargs). Each command's module is imported only when that command
  * runs, so `--help` and light commands stay fast and open no database or model client.
  */
-import yargs, { type Argv } from 'yargs';
+import type { Argv } from 'yargs';
 import { InvalidInputError } from '../errors.js';
 import type { GlobalArgs } from './global-args.js';
 import { reportFatal } from './fatal.js';
+import { parseRunFast } from './fast-run.js';
 
 const EPILOG = `Exit codes: 0 success, 1 error, 2 invalid input, 3 incomplete, 4 aborted,
 5 budget exhausted, 75 Ollama unavailable, 130 interrupted.
@@ -49,17 +50,33 @@ export function dedupeUnknown(msg: string): string {
 }
 
 /** A reader that went away (`navi sessions list | head`) is not an error worth a stack trace. */
-function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream, code: () => number): void {
+export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream, code: () => number): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(code());
     throw err;
   });
 }
 
+/** Hands stdout's last bytes to the OS, then exits with `code`. */
+async function finish(code: number): Promise<never> {
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(code);
+}
+
 export async function main(args: string[]): Promise<void> {
   const sink = { code: 0 };
   exitQuietlyOnBrokenPipe(process.stdout, () => sink.code);
   exitQuietlyOnBrokenPipe(process.stderr, () => sink.code);
+  const fast = parseRunFast(args);
+  if (fast !== null) {
+    try {
+      sink.code = await (await import('./commands/run.js')).runCommand(fast);
+    } catch (err) {
+      sink.code = reportFatal(err);
+    }
+    return finish(sink.code);
+  }
+  const { default: yargs } = await import('yargs');
   const cli = globalOptions(yargs(args))
     .scriptName('navi')
     .usage('$0 <command> [options]\n\nHeadless agent runner for local models (Ollama).')
@@ -220,6 +237,5 @@ export async function main(args: string[]): Promise<void> {
   } catch (err) {
     sink.code = reportFatal(err);
   }
-  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
-  process.exit(sink.code);
+  return finish(sink.code);
 }

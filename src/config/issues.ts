@@ -39,7 +39,8 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 function jsonOf(value: unknown): string | undefined {
   try {
     // JSON.stringify gives undefined for functions and symbols, which JSON input never holds.
-    return JSON.stringify(value) as string | undefined;
+    const json: string | undefined = JSON.stringify(value);
+    return json;
   } catch {
     return undefined;
   }

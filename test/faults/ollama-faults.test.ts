@@ -89,6 +89,24 @@ forEachBackend((backend) => {
       }, SCENARIO_TIMEOUT_MS);
     }
 
+    it('an enormous error message (1 MB in an {"error": …} line, and in a 500 body) is cut to one readable line', async () => {
+      const huge = (word: string): string => `${word} ${'x'.repeat(1_000_000)} end`;
+      const s = await scenario(backend, {
+        turns: [
+          { content: 'hi', error_line: huge('boom'), error_after_chunks: 1 },
+          { http_status: 500, error_message: huge('bad') },
+        ],
+        on_exhausted: 'error',
+      });
+      for (const pattern of [/failed mid-response for model qwen3:8b: boom x+/, /returned HTTP 500 for model qwen3:8b: bad x+/]) {
+        const run = await s.navi(['run', '-o', 'json', 'hello']);
+        expectFailure(run, 75, pattern);
+        expect(run.stderr.length, 'bytes of the navi: line').toBeLessThan(2_000);
+        const result = expectJsonResult(run, 'llm_unavailable', 'ollama_error');
+        expect(JSON.stringify(result.errors).length, 'bytes of result.errors').toBeLessThan(2_000);
+      }
+    }, SCENARIO_TIMEOUT_MS);
+
     it('an {"error": …} line after two tool turns: those turns are all stored, and the session continues', async () => {
       const s = await scenario(backend, {
         turns: [

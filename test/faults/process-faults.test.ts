@@ -254,7 +254,6 @@ forEachBackend(
         const run = await proc.result;
         const latency = run.exitedAt - (run.signalsSentAt[0] ?? 0);
         measured.push(`${backend.kind}: SIGINT during a blocked write: exit ${String(run.code)} ${latency} ms after the signal (lock held 5 s)`);
-        process.stderr.write(`DEBUG sent ${run.signalsSentAt[0]} ${run.events.slice(-4).map((e) => `${String(e.type)}@${Date.parse(String(e.ts)) - (run.signalsSentAt[0] ?? 0)}`).join(' ')} stderr ${run.stderr}\n`);
         expectCleanExit(run, [130, 1]);
         expectValidStream(run);
         await expectConsistentSession(s.db, sessionId, { pairs: false });
