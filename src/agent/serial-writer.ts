@@ -4,19 +4,44 @@
  * writes queue behind it. `flush()` is awaited before every model call after the first and
  * at the end of a turn, so at most the message in flight can be lost in a crash.
  */
+import { StorageError } from '../errors.js';
 import type { Store } from '../store/types.js';
+
+/** After a stop, how long a flush may wait for the database before giving up. */
+export const STOP_FLUSH_GRACE_MS = 2_000;
 
 export class SerialWriter {
   private tail: Promise<void>;
   private failure: Error | null = null;
+  /** Rejects STOP_FLUSH_GRACE_MS after the stop signal: a stuck write must not hold a stop. */
+  private readonly stopDeadline: Promise<never> | null;
 
-  constructor(private readonly store: Promise<Store>) {
+  constructor(
+    private readonly store: Promise<Store>,
+    stop?: AbortSignal,
+  ) {
     this.tail = store.then(
       () => undefined,
       (err: unknown) => {
         this.failure ??= asError(err);
       },
     );
+    this.stopDeadline = stop
+      ? new Promise<never>((_, reject) => {
+          const arm = (): void => {
+            setTimeout(() => {
+              this.failure ??= new StorageError(
+                'store_timeout',
+                `the database did not finish saving within ${STOP_FLUSH_GRACE_MS / 1000} s of the stop; the last messages may be missing`,
+              );
+              reject(this.failure);
+            }, STOP_FLUSH_GRACE_MS).unref();
+          };
+          if (stop.aborted) arm();
+          else stop.addEventListener('abort', arm, { once: true });
+        })
+      : null;
+    this.stopDeadline?.catch(() => undefined);
   }
 
   /** Queues a write; it runs after every earlier one. Failures surface at the next flush. */
@@ -36,9 +61,9 @@ export class SerialWriter {
     if (this.failure !== null) throw this.failure;
   }
 
-  /** Waits for every queued write; throws the first failure. */
+  /** Waits for every queued write (at most a short grace after a stop); throws the first failure. */
   async flush(): Promise<void> {
-    await this.tail;
+    await (this.stopDeadline ? Promise.race([this.tail, this.stopDeadline]) : this.tail);
     if (this.failure !== null) throw this.failure;
   }
 }

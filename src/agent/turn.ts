@@ -12,6 +12,7 @@ import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
 import { StallCounter, todoFingerprint, transientMessages } from './mechanics.js';
+import { unansweredCalls } from './context-repair.js';
 import { memoryMessage, refreshMemory } from './memory.js';
 import type { SpawnArgs, TurnHost } from './run-context.js';
 import { SerialWriter } from './serial-writer.js';
@@ -49,6 +50,27 @@ function capForEvent(text: string): { output: string; truncated: boolean } {
   if (text.length <= EVENT_OUTPUT_CHARS) return { output: text, truncated: false };
   const half = EVENT_OUTPUT_CHARS / 2;
   return { output: `${text.slice(0, half)}\n[… ${text.length - EVENT_OUTPUT_CHARS} chars omitted …]\n${text.slice(-half)}`, truncated: true };
+}
+
+/** Longest string argument shown whole in `tool_started` / `tool_call` events. */
+const EVENT_ARG_CHARS = 4_096;
+
+/**
+ * Tool arguments for an event: long strings (a `write_file` with megabytes of content) are
+ * shortened head + tail, so one call cannot make the event stream megabytes long. The model
+ * and the database keep the arguments whole.
+ */
+export function capArgsForEvent(args: unknown): unknown {
+  if (typeof args === 'string') {
+    if (args.length <= EVENT_ARG_CHARS) return args;
+    const half = EVENT_ARG_CHARS / 2;
+    return `${args.slice(0, half)}[… ${args.length - EVENT_ARG_CHARS} chars omitted …]${args.slice(-half)}`;
+  }
+  if (Array.isArray(args)) return args.map(capArgsForEvent);
+  if (typeof args === 'object' && args !== null) {
+    return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, capArgsForEvent(v)]));
+  }
+  return args;
 }
 
 /** Hooks the Agent provides to a turn: things that need the whole agent (sub-agents, planning, compression). */
@@ -103,7 +125,7 @@ export class Turn implements TurnHost {
     this.model = profile.settings.model ?? opts.model;
     this.numCtx = opts.numCtx;
     this.now = deps.now ?? Date.now;
-    this.writer = new SerialWriter(deps.store);
+    this.writer = new SerialWriter(deps.store, opts.signal);
     const store = deps.store;
     this.toolCtx = {
       cwd: opts.cwd,
@@ -239,6 +261,10 @@ export class Turn implements TurnHost {
     } else {
       const store = await this.deps.store;
       this.replaceContext(await store.context.load(opts.sessionId));
+      for (const m of unansweredCalls(this.context)) {
+        this.addToContext(m);
+        this.persist(m);
+      }
     }
     yield { type: 'run_started', profile: this.profile.id, model: this.model, cwd: opts.cwd, resumed: !opts.newSession };
 
@@ -435,7 +461,8 @@ export class Turn implements TurnHost {
 
       for (const [index, call] of (assistant.tool_calls ?? []).entries()) {
         const id = callId(iteration, index, call);
-        yield { type: 'tool_started', call_id: id, name: call.name, arguments: call.arguments, iteration };
+        const shownArgs = capArgsForEvent(call.arguments);
+        yield { type: 'tool_started', call_id: id, name: call.name, arguments: shownArgs, iteration };
         const started = this.now();
         let result: ToolResult;
         if (opts.signal.aborted) {
@@ -460,7 +487,7 @@ export class Turn implements TurnHost {
           type: 'tool_call',
           call_id: id,
           name: call.name,
-          arguments: call.arguments,
+          arguments: shownArgs,
           ok: result.ok,
           duration_ms: Math.max(0, this.now() - started),
           ...capForEvent(result.output),

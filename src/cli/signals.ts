@@ -1,7 +1,7 @@
 /**
  * Cooperative stop (SPEC §8): the first SIGINT or SIGTERM aborts one AbortSignal that flows
  * through the model call, tools and the loop, so everything so far is saved and the command
- * exits 130. A second SIGINT exits at once.
+ * exits 130. A second signal (SIGINT or SIGTERM) exits at once.
  */
 import { EXIT } from '../errors.js';
 
@@ -21,14 +21,12 @@ export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onF
   let stoppedBy: NodeJS.Signals | null = null;
   const handler = (sig: NodeJS.Signals): void => {
     if (stoppedBy !== null) {
-      if (sig === 'SIGINT') {
-        try {
-          onForce?.();
-        } finally {
-          process.exit(EXIT.interrupted);
-        }
+      // A second signal of either kind means "now" (a second Ctrl-C, a supervisor repeating SIGTERM).
+      try {
+        onForce?.();
+      } finally {
+        process.exit(EXIT.interrupted);
       }
-      return;
     }
     stoppedBy = sig;
     onFirst?.(sig);

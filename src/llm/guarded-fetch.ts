@@ -148,10 +148,16 @@ function ndjsonGuard(state: WireState): TransformStream<Uint8Array, Uint8Array> 
 
   return new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
-      buffer += decoder.decode(chunk, { stream: true });
-      const lines = buffer.split('\n');
-      buffer = lines.pop() ?? '';
-      for (const line of lines) handle(line, controller);
+      // Only the new text is searched for line ends: re-splitting the whole buffer on every
+      // chunk made a long line (a 20 MB tool argument) cost time quadratic in its length.
+      const text = decoder.decode(chunk, { stream: true });
+      let start = 0;
+      for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+        handle(buffer + text.slice(start, nl), controller);
+        buffer = '';
+        start = nl + 1;
+      }
+      buffer += text.slice(start);
     },
     flush(controller) {
       buffer += decoder.decode();

@@ -166,8 +166,13 @@ function forModel(model: string): string {
   return model === '' ? '' : ` for model ${model}`;
 }
 
+/** Characters of a server's error message worth showing. */
+const MAX_ERROR_CHARS = 300;
+
+/** A server's error text as one short line: a proxy or a broken server may send megabytes. */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > MAX_ERROR_CHARS ? `${line.slice(0, MAX_ERROR_CHARS)}…` : line;
 }
 
 function isIncomplete(err: unknown, wire: WireState): boolean {

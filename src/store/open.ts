@@ -208,6 +208,7 @@ function errnoReason(code: string | undefined): string | undefined {
       return 'permission denied';
     case 'EROFS':
       return 'read-only file system';
+    case 'EEXIST': // mkdir -p over a regular file
     case 'ENOTDIR':
       return 'a path component is not a directory';
     case 'ENOSPC':
