@@ -9,6 +9,7 @@ import type { TurnOutcome } from '../agent/agent-types.js';
 import { ActivityCollector, type IterationActivity } from './activity.js';
 import type { LoopAgent, LoopTurnBase } from './runner-types.js';
 import { LOOP_SIGNAL_TOOL } from './signals.js';
+import { setLongTimeout, type LongTimeout } from '../timers.js';
 
 /** Which stop ended a turn early. */
 export type TurnStop = 'interrupted' | 'deadline' | 'iteration_timeout';
@@ -55,14 +56,16 @@ export function turnStops(parent: AbortSignal, deadlineAt: Date | null, timeoutM
   const onParent = (): void => fire('interrupted');
   if (parent.aborted) onParent();
   else parent.addEventListener('abort', onParent, { once: true });
-  const timers: NodeJS.Timeout[] = [];
-  if (deadlineAt !== null) timers.push(setTimeout(() => fire('deadline'), Math.max(0, deadlineAt.getTime() - now())));
-  timers.push(setTimeout(() => fire('iteration_timeout'), Math.max(1, timeoutMs)));
+  const timers: LongTimeout[] = [];
+  // setLongTimeout, not setTimeout: a 30-day deadline or a 25-day iteration timeout is longer
+  // than a Node timer can wait (2^31-1 ms) and would fire at once.
+  if (deadlineAt !== null) timers.push(setLongTimeout(() => fire('deadline'), Math.max(0, deadlineAt.getTime() - now())));
+  timers.push(setLongTimeout(() => fire('iteration_timeout'), Math.max(1, timeoutMs)));
   return {
     signal: controller.signal,
     reason: () => why,
     dispose: () => {
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) t.clear();
       parent.removeEventListener('abort', onParent);
     },
   };
