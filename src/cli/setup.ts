@@ -88,3 +88,22 @@ export async function openConfiguredStore(config: NaviConfig, env: Record<string
   const { openStore, defaultDataDir } = await import('../store/open.js');
   return openStore({ url: config.db.url, dataDir: config.db.data_dir ?? defaultDataDir(env) });
 }
+
+/**
+ * For the commands that only read or change stored data: opens the configured store, runs
+ * `fn` (told whether the output is JSON), and always closes the store.
+ */
+export async function withStore<T>(argv: GlobalArgs, fn: (store: Store, json: boolean, ctx: CliSetup) => Promise<T>): Promise<T> {
+  const ctx = setup(argv);
+  const store = await openConfiguredStore(ctx.config, ctx.env);
+  try {
+    return await fn(store, argv.output !== 'text', ctx);
+  } finally {
+    await store.close();
+  }
+}
+
+/** One JSON value on stdout, one line. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}

@@ -4,46 +4,36 @@ import type { GlobalArgs } from '../global-args.js';
 import { userName } from '../runtime.js';
 import { refreshMemory } from '../../agent/memory.js';
 import { memoryCacheFor } from '../memory-cache.js';
-import { openConfiguredStore, setup } from '../setup.js';
+import { printJson, withStore } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
 export async function memoryList(argv: Args): Promise<number> {
-  const { config, env } = setup(argv);
-  const user = userName(env);
-  const store = await openConfiguredStore(config, env);
-  try {
+  return withStore(argv, async (store, json, { env }) => {
+    const user = userName(env);
     const facts = await store.memories.list(user);
-    if (argv.output !== 'text') {
-      process.stdout.write(
-        `${JSON.stringify({
-          user,
-          memories: facts.map((m) => ({ id: m.id, fact: m.fact, source: m.source, session_id: m.sessionId, created_at: m.createdAt.toISOString() })),
-        })}\n`,
-      );
+    if (json) {
+      printJson({
+        user,
+        memories: facts.map((m) => ({ id: m.id, fact: m.fact, source: m.source, session_id: m.sessionId, created_at: m.createdAt.toISOString() })),
+      });
     } else if (facts.length === 0) {
       process.stdout.write(`no memories for ${user} yet (the remember tool adds them)\n`);
     } else {
       for (const m of facts) process.stdout.write(`${m.id}  ${m.createdAt.toISOString().slice(0, 10)}  ${m.source.padEnd(10)} ${m.fact}\n`);
     }
     return 0;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 export async function memoryForget(argv: Args): Promise<number> {
-  const { config, env } = setup(argv);
-  const user = userName(env);
   const id = String(argv.id);
-  const store = await openConfiguredStore(config, env);
-  try {
+  return withStore(argv, async (store, json, { config, env }) => {
+    const user = userName(env);
     if (!(await store.memories.remove(user, id))) throw new NotFoundError('memory_not_found', `no memory '${id}' for ${user}; see: navi memory list`);
     await refreshMemory(Promise.resolve(store), user, memoryCacheFor(config, env));
-    if (argv.output !== 'text') process.stdout.write(`${JSON.stringify({ forgotten: id })}\n`);
+    if (json) printJson({ forgotten: id });
     else process.stdout.write(`forgot ${id}\n`);
     return 0;
-  } finally {
-    await store.close();
-  }
+  });
 }

@@ -4,25 +4,12 @@
  * evidence and tokens. Text for people, one JSON object with `-o json`/`stream-json`.
  */
 import { NotFoundError } from '../../errors.js';
-import type { LoopIterationRecord, LoopRunRecord, Store } from '../../store/types.js';
+import type { LoopIterationRecord, LoopRunRecord } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
-import { openConfiguredStore, setup } from '../setup.js';
+import { printJson, withStore } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
-async function withStore<T>(argv: Args, fn: (store: Store, json: boolean) => Promise<T>): Promise<T> {
-  const { config, env } = setup(argv);
-  const store = await openConfiguredStore(config, env);
-  try {
-    return await fn(store, argv.output !== 'text');
-  } finally {
-    await store.close();
-  }
-}
-
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
-}
 
 function iso(d: Date | null): string | null {
   return d === null ? null : d.toISOString();

@@ -1,24 +1,10 @@
 /** `navi sessions list|show|rm`. */
 import { NotFoundError } from '../../errors.js';
-import type { Store } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
-import { openConfiguredStore, setup } from '../setup.js';
+import { printJson, withStore } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
-async function withStore<T>(argv: Args, fn: (store: Store, json: boolean) => Promise<T>): Promise<T> {
-  const { config, env } = setup(argv);
-  const store = await openConfiguredStore(config, env);
-  try {
-    return await fn(store, argv.output !== 'text');
-  } finally {
-    await store.close();
-  }
-}
-
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
-}
 
 export async function sessionsList(argv: Args): Promise<number> {
   const limit = typeof argv.limit === 'number' && argv.limit > 0 ? argv.limit : 20;
