@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import { NotFoundError } from '../errors.js';
+import { composeSystemPrompt } from '../profiles/load.js';
 import type { Profile } from '../profiles/types.js';
 import type { ToolResult } from '../tools/types.js';
 import type { AgentDeps, SubagentTurn, TurnOptions, TurnOutcome } from './agent-types.js';
@@ -174,7 +175,7 @@ export class Agent {
     else if (opts.inheritSystemPrompt) prompt = opts.inheritSystemPrompt;
     else {
       const own = profile.settings.subagent_system_prompt;
-      prompt = own ? `${this.deps.profiles.persona.trimEnd()}\n---\n${own.trim()}` : this.builder.systemPrompt(profile.id);
+      prompt = own ? composeSystemPrompt(this.deps.profiles.persona, own) : this.builder.systemPrompt(profile.id);
     }
     return opts.briefing ? `${prompt}\n\n## Briefing\n${opts.briefing.trim()}` : prompt;
   }

@@ -1,10 +1,8 @@
 /**
- * Builds each model request: system prompt (persona + "---" + profile prompt), then the
- * stored context with system messages stripped, then transient per-call messages at the end.
- * The system prompt is cached per profile so the request prefix stays byte-identical across
- * calls (Ollama reuses its KV cache only for an unchanged prefix).
+ * The system prompt (persona + "---" + profile prompt), cached per profile so the request
+ * prefix stays byte-identical across calls (Ollama reuses its KV cache only for an unchanged
+ * prefix). The request itself is built by the turn (`Turn.buildRequest`).
  */
-import type { ChatMessage } from '../llm/types.js';
 import type { ProfileSet } from '../profiles/types.js';
 import { systemPromptFor } from '../profiles/load.js';
 
@@ -30,10 +28,4 @@ export class ContextBuilder {
     else this.cache.delete(profileId);
   }
 
-  build(profileId: string, context: readonly ChatMessage[], transient: readonly ChatMessage[] = []): ChatMessage[] {
-    const out: ChatMessage[] = [{ role: 'system', content: this.systemPrompt(profileId) }];
-    for (const m of context) if (m.role !== 'system') out.push(m);
-    for (const m of transient) out.push(m);
-    return out;
-  }
 }

@@ -67,13 +67,13 @@ export async function profilesFor(cwd: string): Promise<ProfileSet> {
  * `loop_signal` for loop runs (`withLoopTools`).
  */
 export async function toolsFor(cwd: string, config: NaviConfig, withLoopTools = false): Promise<{ registry: ToolRegistry; userTools: string[] }> {
-  const [{ builtinTools }, { agentTools }, { loopTools }, { ToolRegistry: Registry }] = await Promise.all([
+  const [{ builtinTools }, { agentTools }, loop, { ToolRegistry: Registry }] = await Promise.all([
     import('../tools/builtin/index.js'),
     import('../agent/agent-tools.js'),
-    import('../loop/loop-signal-tool.js'),
+    withLoopTools ? import('../loop/loop-signal-tool.js') : null,
     import('../tools/registry.js'),
   ]);
-  const builtins = [...builtinTools(), ...agentTools(), ...(withLoopTools ? loopTools() : [])];
+  const builtins = [...builtinTools(), ...agentTools(), ...(loop ? loop.loopTools() : [])];
   const { loadUserTools, userToolDirs } = await import('../tools/user-tools.js');
   const user = await loadUserTools({
     dirs: userToolDirs(cwd, config.tools.paths ?? []),

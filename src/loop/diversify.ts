@@ -6,21 +6,15 @@
  * code strings). Diversifying is not free: the third time in one run, the loop aborts instead.
  */
 
-import { readFileSync } from 'node:fs';
 import type { DiversifyStrategy } from '../config/schema.js';
 import { INDICATOR_LABELS, type IndicatorName } from './indicators.js';
 import type { Phase } from './phase.js';
 import type { StagnationResult } from './stagnation.js';
 import { taskLine } from './status-block.js';
+import { loadPrompt } from '../prompts.js';
 
 /** Diversifications a run may make; seed 004 escalates the third to the abort path. */
 export const MAX_DIVERSIFICATIONS = 2;
-
-/** Where the instruction templates live (works from `src/loop/` and from `dist/loop/`). */
-const PROMPTS_DIR = new URL('../../prompts/loop/', import.meta.url);
-
-/** Templates already read, by strategy: they are constant for the life of the process. */
-const cache = new Map<DiversifyStrategy, string>();
 
 /** What the instruction tells the model about its situation. */
 export interface DiversifyContext {
@@ -57,13 +51,9 @@ export function nextDiversification(previousCount: number): DiversifyDecision {
   return { action: 'diversify', attempt: previousCount + 1 };
 }
 
+/** The strategy's template (`prompts/loop/<strategy>.md`, read once), ending with a newline. */
 function template(strategy: DiversifyStrategy): string {
-  let text = cache.get(strategy);
-  if (text === undefined) {
-    text = readFileSync(new URL(`${strategy}.md`, PROMPTS_DIR), 'utf8');
-    cache.set(strategy, text);
-  }
-  return text;
+  return `${loadPrompt(`loop/${strategy}.md`)}\n`;
 }
 
 function stuckSentence(s: StagnationResult): string {

@@ -146,7 +146,12 @@ export function getProfile(set: ProfileSet, id: string): Profile {
  */
 export function systemPromptFor(set: ProfileSet, profile: Profile | string): string {
   const p = typeof profile === 'string' ? getProfile(set, profile) : profile;
-  return `${normalizePrompt(set.persona)}${PERSONA_SEPARATOR}${normalizePrompt(p.prompt)}`;
+  return composeSystemPrompt(set.persona, p.prompt);
+}
+
+/** persona + "\n---\n" + prompt, both normalised: the one rule for every system prompt. */
+export function composeSystemPrompt(persona: string, prompt: string): string {
+  return `${normalizePrompt(persona)}${PERSONA_SEPARATOR}${normalizePrompt(prompt)}`;
 }
 
 /** Where the working directory's profiles live (`<cwd>/profiles`). */

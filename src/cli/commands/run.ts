@@ -10,6 +10,7 @@ import { describeError, EXIT, InvalidInputError, type ExitStatus } from '../../e
 import type { GlobalArgs } from '../global-args.js';
 import { installStopHandlers } from '../signals.js';
 import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
+import { loadLoopConfig } from '../loop-runtime.js';
 import { createOutput, resolveCwd } from '../setup.js';
 
 interface RunArgs extends GlobalArgs {
@@ -26,17 +27,13 @@ interface RunArgs extends GlobalArgs {
  * prompt — unless `--no-loop`, "just do this once", `--session` (a loop has its own session), or
  * this navi runs inside a loop already (loops never nest). Null: stay one-shot.
  */
-async function loopEntry(args: RunArgs, prompt: string, cwd: string): Promise<string | null> {
+async function loopEntry(args: RunArgs, prompt: string, loopModeEnabled: boolean): Promise<string | null> {
   if (args.loop === false || args.session !== undefined) return null;
-  const [{ detectLoopTrigger, isJustOnce }, { loadLoopConfig }, { LOOP_ENV }] = await Promise.all([
-    import('../../loop/triggers.js'),
-    import('../loop-runtime.js'),
-    import('../../loop/nesting.js'),
-  ]);
+  const [{ detectLoopTrigger, isJustOnce }, { LOOP_ENV }] = await Promise.all([import('../../loop/triggers.js'), import('../../loop/nesting.js')]);
   if (process.env[LOOP_ENV] || isJustOnce(prompt)) return null;
   const trigger = detectLoopTrigger(prompt);
   if (trigger !== null) return `entering loop mode: the prompt says "${trigger}" (pass --no-loop for one shot)`;
-  if (loadLoopConfig(args, cwd, []).config.loop_mode.enabled) return 'entering loop mode: loop_mode.enabled is true in the configuration (pass --no-loop for one shot)';
+  if (loopModeEnabled) return 'entering loop mode: loop_mode.enabled is true in the configuration (pass --no-loop for one shot)';
   return null;
 }
 
@@ -119,15 +116,19 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
       throw new InvalidInputError('flag_invalid', `--max-iterations must be a positive integer (got ${String(args.maxIterations)})`);
     }
     // The prompt first: a run without one must not create or open a database.
-    const prompt = await resolvePrompt(args, resolveCwd(args.cwd));
-    const entering = await loopEntry(args, prompt, resolveCwd(args.cwd));
+    const cwd = resolveCwd(args.cwd);
+    const prompt = await resolvePrompt(args, cwd);
+    // Read once: it decides loop entry and is the one-shot run's configuration.
+    const loaded = loadLoopConfig(args, cwd, []);
+    const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled);
     if (entering !== null) {
       stop.dispose();
       output.close();
       const { runLoopCommand } = await import('./loop.js');
       return await runLoopCommand({ ...args, task: [], maxIterations: undefined }, { prompt, autoEntered: entering });
     }
-    rt = await createRuntime(args, output);
+    if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
+    rt = await createRuntime(args, output, { base: { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output } });
     let profileId = args.profile ?? rt.config.default_profile;
     const newSession = args.session === undefined;
     if (!newSession) {
