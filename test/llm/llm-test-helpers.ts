@@ -2,6 +2,8 @@
  * Shared pieces of the LLM adapter tests: the real adapter pointed at a fake server, a default
  * request, and small collectors. Nothing here mocks a module.
  */
+import { expect } from 'vitest';
+import { LlmUnavailableError } from '../../src/errors.js';
 import { createOllamaClient } from '../../src/llm/ollama-client.js';
 import type { ChatChunk, ChatRequest, LlmClient, LlmClientOptions } from '../../src/llm/types.js';
 
@@ -58,4 +60,14 @@ export async function rejectionOf(work: Promise<unknown>): Promise<unknown> {
 /** Concatenated text of the chunks of one kind. */
 export function textOf(chunks: ChatChunk[], type: 'text' | 'thinking'): string {
   return chunks.map((c) => (c.type === type ? c.text : '')).join('');
+}
+
+/** The adapter's failures: an LlmUnavailableError with this code, exit 75, one line. */
+export function expectLlmError(error: unknown, code: string): LlmUnavailableError {
+  expect(error).toBeInstanceOf(LlmUnavailableError);
+  const llmError = error as LlmUnavailableError;
+  expect(llmError.code).toBe(code);
+  expect(llmError.exitCode).toBe(75);
+  expect(llmError.message).not.toContain('\n');
+  return llmError;
 }

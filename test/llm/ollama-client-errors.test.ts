@@ -1,9 +1,10 @@
 import { createServer } from 'node:net';
 import { Ollama } from 'ollama';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidInputError, LlmUnavailableError } from '../../src/errors.js';
+import type { LlmUnavailableError } from '../../src/errors.js';
+import { InvalidInputError } from '../../src/errors.js';
 import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../support/fake-ollama.js';
-import { MODEL, chatRequest, clientFor, collectUntilError, rejectionOf, textOf } from './llm-test-helpers.js';
+import { chatRequest, clientFor, collectUntilError, expectLlmError, MODEL, rejectionOf, textOf } from './llm-test-helpers.js';
 
 let fake: FakeOllama | undefined;
 
@@ -17,15 +18,6 @@ afterEach(async () => {
   await fake?.close();
   fake = undefined;
 });
-
-function expectLlmError(error: unknown, code: string): LlmUnavailableError {
-  expect(error).toBeInstanceOf(LlmUnavailableError);
-  const llmError = error as LlmUnavailableError;
-  expect(llmError.code).toBe(code);
-  expect(llmError.exitCode).toBe(75);
-  expect(llmError.message).not.toContain('\n');
-  return llmError;
-}
 
 /** A port nothing listens on: bind an ephemeral one, then release it. */
 async function closedPort(): Promise<number> {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LlmUnavailableError, isAbortError } from '../../src/errors.js';
 import type { ChatChunk } from '../../src/llm/types.js';
 import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
-import { MODEL, chatRequest, clientFor, collect, collectUntilError, rejectionOf } from './llm-test-helpers.js';
+import { chatRequest, clientFor, collect, collectUntilError, expectLlmError, MODEL, rejectionOf } from './llm-test-helpers.js';
 
 let fake: FakeOllama | undefined;
 
@@ -15,15 +15,6 @@ afterEach(async () => {
   await fake?.close();
   fake = undefined;
 });
-
-function expectLlmError(error: unknown, code: string): LlmUnavailableError {
-  expect(error).toBeInstanceOf(LlmUnavailableError);
-  const llmError = error as LlmUnavailableError;
-  expect(llmError.code).toBe(code);
-  expect(llmError.exitCode).toBe(75);
-  expect(llmError.message).not.toContain('\n');
-  return llmError;
-}
 
 describe('first-chunk timeout', () => {
   it('covers the wait for headers (silent prefill), aborts the request and names host, model and seconds', async () => {
