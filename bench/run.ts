@@ -20,6 +20,9 @@
  *   --pg-admin URL     where to create the bench database (default: DATABASE_URL, else
  *                      postgres://postgres@127.0.0.1:5432/postgres)
  *   --keep             keep the temporary directory (its path is printed)
+ *   --only LIST        measure only these figures (comma-separated): startup, oneshot (also gives
+ *                      the first request size), gap, rss, growth, stop — for quick A/B work
+ *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
  * Companions: bench/profile.ts (where the time goes: imports, PGlite open, CPU profiles) and
  * bench/compare.ts (A/B timing of several builds, interleaved).
@@ -45,7 +48,11 @@ interface Options {
   root: string;
   pgAdmin: string;
   keep: boolean;
+  only: Set<string> | null;
+  nodeOptions: string | undefined;
 }
+
+const FIGURES = ['startup', 'oneshot', 'gap', 'rss', 'growth', 'stop'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -66,10 +73,21 @@ function parseOptions(argv: string[]): Options {
     root: path.resolve(value('--root') ?? repoRoot),
     pgAdmin: value('--pg-admin') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     keep: argv.includes('--keep'),
+    only: parseOnly(value('--only')),
+    nodeOptions: value('--node-options'),
   };
 }
 
+function parseOnly(raw: string | undefined): Set<string> | null {
+  if (raw === undefined) return null;
+  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = names.filter((n) => !FIGURES.includes(n));
+  if (names.length === 0 || unknown.length > 0) throw new Error(`--only takes a comma-separated list of ${FIGURES.join(', ')}`);
+  return new Set(names);
+}
+
 const opts = parseOptions(process.argv.slice(2));
+const want = (figure: string): boolean => opts.only === null || opts.only.has(figure);
 const MAIN = path.join(opts.root, 'dist', 'cli', 'main.cjs');
 const MODEL = 'qwen3:8b';
 /** Large enough that 1000 messages of history never trip the context-size check. */
@@ -236,6 +254,7 @@ function runNavi(args: string[], o: RunOpts): Promise<RunResult> {
     let cmd = process.execPath;
     let argv = [MAIN, ...args];
     const env = { ...o.env };
+    if (opts.nodeOptions !== undefined) env.NODE_OPTIONS = opts.nodeOptions;
     if (o.measureRss) {
       fs.rmSync(rssFile, { force: true });
       if (TIME_BIN) {
@@ -243,7 +262,7 @@ function runNavi(args: string[], o: RunOpts): Promise<RunResult> {
         cmd = TIME_BIN;
       } else {
         // No GNU time: a preload writes process.resourceUsage().maxRSS (KB) at exit.
-        env.NODE_OPTIONS = `--require ${path.join(path.dirname(rssFile), 'peak-rss.cjs')}`;
+        env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${path.join(path.dirname(rssFile), 'peak-rss.cjs')}`.trim();
         env.BENCH_RSS_FILE = rssFile;
       }
     }
@@ -808,7 +827,7 @@ async function main(): Promise<void> {
       : '';
   if (!opts.json) process.stderr.write(`${envLine}${busyNote}\n(progress on stderr; the table follows on stdout)\n`);
 
-  figureStartup();
+  if (want('startup')) figureStartup();
 
   const fake = await TimedFake.start();
   const pglite: Backend = {
@@ -823,32 +842,38 @@ async function main(): Promise<void> {
 
   try {
     // 2. One-shot wall time (4. first request size comes from the same runs).
-    const pgliteSample = await figureOneShot(fake, pglite, 500);
-    let pgSample: OneShotSample | null = null;
-    if (postgresBackend) pgSample = await figureOneShot(fake, postgresBackend, 300);
-    else row('one-shot run, 1 tool turn, PostgreSQL', '≤ 300 ms', skipped, 'skip');
+    if (want('oneshot')) {
+      const pgliteSample = await figureOneShot(fake, pglite, 500);
+      let pgSample: OneShotSample | null = null;
+      if (postgresBackend) pgSample = await figureOneShot(fake, postgresBackend, 300);
+      else row('one-shot run, 1 tool turn, PostgreSQL', '≤ 300 ms', skipped, 'skip');
+      figureFirstRequest(pgSample ?? pgliteSample);
+    }
 
     // 3. Harness gap per iteration.
-    const sizes = [10, 100, 1000];
-    await figureGaps(fake, pglite, sizes);
-    if (postgresBackend) await figureGaps(fake, postgresBackend, sizes);
-    else row('harness gap per tool iteration, PostgreSQL', '≤ 3 ms median', skipped, 'skip');
-
-    // 4. First request size.
-    figureFirstRequest(pgSample ?? pgliteSample);
+    if (want('gap')) {
+      const sizes = [10, 100, 1000];
+      await figureGaps(fake, pglite, sizes);
+      if (postgresBackend) await figureGaps(fake, postgresBackend, sizes);
+      else row('harness gap per tool iteration, PostgreSQL', '≤ 3 ms median', skipped, 'skip');
+    }
 
     // 5. Peak RSS.
-    if (postgresBackend) await figureRss(fake, postgresBackend, 150);
-    else row('peak RSS, one-shot run, PostgreSQL', '≤ 150 MB', skipped, 'skip');
-    await figureRss(fake, pglite, null);
+    if (want('rss')) {
+      if (postgresBackend) await figureRss(fake, postgresBackend, 150);
+      else row('peak RSS, one-shot run, PostgreSQL', '≤ 150 MB', skipped, 'skip');
+      await figureRss(fake, pglite, null);
+    }
 
     // SPEC §12 also: RSS growth over a long loop (PostgreSQL, else PGlite).
-    await figureRssGrowth(fake, postgresBackend ?? pglite, 1000);
+    if (want('growth')) await figureRssGrowth(fake, postgresBackend ?? pglite, 1000);
 
     // 6. Stop latency.
-    await figureStop(fake, pglite);
-    if (postgresBackend) await figureStop(fake, postgresBackend);
-    else row('stop latency, SIGINT during prefill, PostgreSQL', '≤ 1,000 ms', skipped, 'skip');
+    if (want('stop')) {
+      await figureStop(fake, pglite);
+      if (postgresBackend) await figureStop(fake, postgresBackend);
+      else row('stop latency, SIGINT during prefill, PostgreSQL', '≤ 1,000 ms', skipped, 'skip');
+    }
   } finally {
     await fake.close();
     await cleanup();

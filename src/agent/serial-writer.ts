@@ -10,10 +10,17 @@ import type { Store } from '../store/types.js';
 /** After a stop, how long a flush may wait for the database before giving up. */
 export const STOP_FLUSH_GRACE_MS = 2_000;
 
+/**
+ * After a stop, how long a store that is still opening may take before the grace above starts.
+ * Opening is bounded work (PGlite reading its directory, a PostgreSQL connect with its own
+ * timeout) that takes seconds on a loaded machine; giving up on it would lose the prompt.
+ */
+export const STOP_OPEN_GRACE_MS = 15_000;
+
 export class SerialWriter {
   private tail: Promise<void>;
   private failure: Error | null = null;
-  /** Rejects STOP_FLUSH_GRACE_MS after the stop signal: a stuck write must not hold a stop. */
+  /** Rejects STOP_FLUSH_GRACE_MS after the stop (once the store is open): a stuck write must not hold a stop. */
   private readonly stopDeadline: Promise<never> | null;
 
   constructor(
@@ -26,9 +33,13 @@ export class SerialWriter {
         this.failure ??= asError(err);
       },
     );
+    const opened = store.then(
+      () => undefined,
+      () => undefined,
+    );
     this.stopDeadline = stop
       ? new Promise<never>((_, reject) => {
-          const arm = (): void => {
+          const grace = (): void => {
             setTimeout(() => {
               this.failure ??= new StorageError(
                 'store_timeout',
@@ -36,6 +47,17 @@ export class SerialWriter {
               );
               reject(this.failure);
             }, STOP_FLUSH_GRACE_MS).unref();
+          };
+          const arm = (): void => {
+            let openTimer: NodeJS.Timeout | undefined;
+            const bounded = new Promise<void>((resolve) => {
+              openTimer = setTimeout(resolve, STOP_OPEN_GRACE_MS);
+              openTimer.unref();
+            });
+            void Promise.race([opened, bounded]).then(() => {
+              clearTimeout(openTimer);
+              grace();
+            });
           };
           if (stop.aborted) arm();
           else stop.addEventListener('abort', arm, { once: true });

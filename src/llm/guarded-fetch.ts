@@ -8,6 +8,7 @@
  *  - a streamed body is re-framed line by line: only JSON lines reach the client, and what the
  *    wire looked like (error line, garbage, done seen) is recorded for the error mapper.
  */
+import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage } from 'node:http';
 
 /** What the guarded fetch saw on the wire; `ollama-errors.ts` reads it to classify failures. */
 export interface WireState {
@@ -59,22 +60,124 @@ export interface GuardedFetchOptions {
   ndjson: boolean;
 }
 
-/** Builds the `fetch` for one request; see the module comment for what it guards against. */
+/**
+ * Bytes of a non-2xx body read for its message: enough for an `{"error": …}` body of a megabyte
+ * or two to be parsed and shortened, not so much that an endless body fills memory.
+ */
+const MAX_ERROR_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Builds the `fetch` for one request; see the module comment for what it guards against.
+ *
+ * The HTTP is `node:http`/`node:https` with a keep-alive agent, not the global (undici) fetch:
+ * a request body is written once as the string the client serialised (undici copies it into a
+ * new buffer and runs it through its body pipeline), and a streamed body is framed line by line
+ * straight from the socket into the one `ReadableStream` the client reads. That took several
+ * milliseconds off every model call of a long history (SPEC §12, harness gap).
+ */
 export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
   const { signal, state, ndjson } = opts;
-  return async (input, init) => {
-    const response = await fetch(input, { ...init, signal: linkSignal(signal, init?.signal) });
+  const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = new URL(input instanceof Request ? input.url : input);
+    const res = await send(url, init, linkSignal(signal, init?.signal), state);
     state.gotResponse = true;
-    if (!response.ok) {
-      throw new HttpStatusError(response.status, await readErrorBody(response));
+    const status = res.statusCode ?? 0;
+    const statusText = res.statusMessage ?? '';
+    if (status < 200 || status > 299) {
+      const body = await readLimited(res, MAX_ERROR_BODY_BYTES);
+      throw new HttpStatusError(status, errorMessage(body, `${status} ${statusText}`.trim()));
     }
-    if (!ndjson || response.body === null) return response;
-    return new Response(response.body.pipeThrough(ndjsonGuard(state)), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
+    const headers = responseHeaders(res);
+    const body = ndjson ? ndjsonBody(res, state) : await readLimited(res, Number.POSITIVE_INFINITY);
+    return new Response(body, { status, statusText, headers });
   };
+  return guarded;
+}
+
+const agents = new Map<string, Agent>();
+
+/** One keep-alive agent per scheme: consecutive model calls reuse the connection. */
+async function agentFor(protocol: string): Promise<{ agent: Agent; request: typeof httpRequest }> {
+  if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError(`unsupported protocol ${protocol}`);
+  const mod = protocol === 'https:' ? await import('node:https') : { Agent: HttpAgent, request: httpRequest };
+  let agent = agents.get(protocol);
+  if (agent === undefined) {
+    agent = new mod.Agent({ keepAlive: true });
+    agents.set(protocol, agent);
+  }
+  return { agent, request: mod.request };
+}
+
+/** How long a response that already sent `done` may take to end before its socket is cut. */
+const AFTER_DONE_GRACE_MS = 1000;
+
+/**
+ * Sends the request and resolves with the response head; rejects on network errors and abort.
+ * An abort cuts the socket — except once the response has sent its `done` line: the caller
+ * disposes of every request when it has what it needs, and letting the last bytes arrive keeps
+ * the keep-alive connection for the next call (a stuck server still gets cut after a grace).
+ */
+async function send(
+  url: URL,
+  init: RequestInit | undefined,
+  signal: AbortSignal,
+  state: WireState,
+): Promise<IncomingMessage> {
+  signal.throwIfAborted();
+  const { agent, request } = await agentFor(url.protocol);
+  const body = init?.body;
+  if (body !== undefined && body !== null && typeof body !== 'string') {
+    throw new TypeError('navi: only string request bodies are supported');
+  }
+  const headers: Record<string, string> = { ...(init?.headers as Record<string, string> | undefined) };
+  if (body !== undefined && body !== null) headers['Content-Length'] = String(Buffer.byteLength(body));
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(url, { method: init?.method ?? 'GET', headers, agent });
+    const cut = (): void => {
+      req.destroy(new DOMException('the request was aborted', 'AbortError'));
+    };
+    const onAbort = (): void => {
+      if (!state.sawDone) return cut();
+      setTimeout(cut, AFTER_DONE_GRACE_MS).unref();
+    };
+    const release = (): void => signal.removeEventListener('abort', onAbort);
+    signal.addEventListener('abort', onAbort, { once: true });
+    // `on`, not `once`: a destroyed request may report more than one error, and an unheard
+    // 'error' event would crash the process.
+    req.on('error', (err) => {
+      release();
+      reject(err);
+    });
+    req.once('close', release);
+    req.once('response', resolve);
+    if (typeof body === 'string') req.end(body);
+    else req.end();
+  });
+}
+
+function responseHeaders(res: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(key, v);
+  }
+  return headers;
+}
+
+/** The body as text, at most `limit` bytes (then the connection is cut). */
+async function readLimited(res: IncomingMessage, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    const piece = size + chunk.length > limit ? chunk.subarray(0, limit - size) : chunk;
+    chunks.push(piece);
+    size += piece.length;
+    if (size >= limit) {
+      res.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -92,9 +195,7 @@ function linkSignal(ours: AbortSignal, theirs: AbortSignal | null | undefined): 
 }
 
 /** The server's error message: `{"error": …}` when JSON, else the first line of the text. */
-async function readErrorBody(response: Response): Promise<string> {
-  const fallback = `${response.status} ${response.statusText}`.trim();
-  const text = await response.text();
+function errorMessage(text: string, fallback: string): string {
   const trimmed = text.trim();
   if (trimmed === '') return fallback;
   try {
@@ -109,63 +210,86 @@ async function readErrorBody(response: Response): Promise<string> {
 }
 
 /**
- * Splits the body into lines and passes on only JSON objects, one per line. A line that is not
- * JSON becomes a marked error line and ends the stream; `{"error": …}` and `done` are recorded.
+ * The streamed body as the client will read it: only JSON objects, one per line. A line that
+ * is not JSON becomes a marked error line and ends the stream; `{"error": …}` and `done` are
+ * recorded. The socket is paused while the reader is behind, so a fast server cannot fill memory.
  */
-function ndjsonGuard(state: WireState): TransformStream<Uint8Array, Uint8Array> {
+function ndjsonBody(res: IncomingMessage, state: WireState): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let buffer = '';
-  let stopped = false;
+  let closed = false;
 
-  const handle = (line: string, controller: TransformStreamDefaultController<Uint8Array>): void => {
-    const trimmed = line.trim();
-    if (stopped || trimmed === '') return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(trimmed);
-    } catch {
-      parsed = undefined;
-    }
-    if (!isRecord(parsed)) {
-      state.invalidLine = excerpt(trimmed);
-      stopped = true;
-      controller.enqueue(encoder.encode(`${JSON.stringify({ error: INVALID_LINE_MARKER })}\n`));
-      controller.terminate();
-      return;
-    }
-    if (parsed.error !== undefined) {
-      const message = typeof parsed.error === 'string' ? parsed.error : JSON.stringify(parsed.error);
-      state.streamError = message;
-      stopped = true;
-      controller.enqueue(encoder.encode(`${JSON.stringify({ error: message })}\n`));
-      controller.terminate();
-      return;
-    }
-    if (parsed.done === true) state.sawDone = true;
-    controller.enqueue(encoder.encode(`${trimmed}\n`));
-  };
-
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      // Only the new text is searched for line ends: re-splitting the whole buffer on every
-      // chunk made a long line (a 20 MB tool argument) cost time quadratic in its length.
-      const text = decoder.decode(chunk, { stream: true });
-      let start = 0;
-      for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-        handle(buffer + text.slice(start, nl), controller);
-        buffer = '';
-        start = nl + 1;
-      }
-      buffer += text.slice(start);
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const finish = (last: string | undefined, error?: Error): void => {
+          if (closed) return;
+          closed = true;
+          if (last !== undefined) controller.enqueue(encoder.encode(last));
+          if (error) controller.error(error);
+          else controller.close();
+          res.destroy();
+        };
+        const handle = (line: string): void => {
+          const trimmed = line.trim();
+          if (closed || trimmed === '') return;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(trimmed);
+          } catch {
+            parsed = undefined;
+          }
+          if (!isRecord(parsed)) {
+            state.invalidLine = excerpt(trimmed);
+            finish(`${JSON.stringify({ error: INVALID_LINE_MARKER })}\n`);
+            return;
+          }
+          if (parsed.error !== undefined) {
+            const message = typeof parsed.error === 'string' ? parsed.error : JSON.stringify(parsed.error);
+            state.streamError = message;
+            finish(`${JSON.stringify({ error: message })}\n`);
+            return;
+          }
+          if (parsed.done === true) state.sawDone = true;
+          controller.enqueue(encoder.encode(`${trimmed}\n`));
+        };
+        res.on('data', (chunk: Buffer) => {
+          // Only the new text is searched for line ends: re-splitting the whole buffer on every
+          // chunk made a long line (a 20 MB tool argument) cost time quadratic in its length.
+          const text = decoder.decode(chunk, { stream: true });
+          let start = 0;
+          for (let nl = text.indexOf('\n'); nl !== -1 && !closed; nl = text.indexOf('\n', start)) {
+            handle(buffer + text.slice(start, nl));
+            buffer = '';
+            start = nl + 1;
+          }
+          buffer += text.slice(start);
+          if (!closed && (controller.desiredSize ?? 1) <= 0) res.pause();
+        });
+        res.once('end', () => {
+          buffer += decoder.decode();
+          handle(buffer);
+          buffer = '';
+          state.bodyEnded = true;
+          finish(undefined);
+        });
+        // A dropped connection mid-body: 'aborted' then 'error' (ECONNRESET) or 'close' alone.
+        res.on('error', (err) => finish(undefined, err));
+        res.once('close', () => {
+          if (!res.complete) finish(undefined, Object.assign(new Error('connection closed mid-response'), { code: 'ECONNRESET' }));
+        });
+      },
+      pull() {
+        if (!closed && res.isPaused()) res.resume();
+      },
+      cancel() {
+        closed = true;
+        res.destroy();
+      },
     },
-    flush(controller) {
-      buffer += decoder.decode();
-      handle(buffer, controller);
-      buffer = '';
-      state.bodyEnded = true;
-    },
-  });
+    { highWaterMark: 64 },
+  );
 }
 
 function excerpt(text: string): string {

@@ -23,8 +23,24 @@ export function toOllamaRequest(req: ChatRequest): OllamaChatRequest {
   return body;
 }
 
+/**
+ * Wire shapes already built, per message: the context is sent again on every call and its
+ * messages never change once stored (the view truncation relies on the same), so a long
+ * history is not re-translated call after call. The content length guards against a caller
+ * that appends to a message anyway.
+ */
+const wireMemo = new WeakMap<ChatMessage, { contentLength: number; wire: Message }>();
+
 /** `thinking` is never sent back: the model does not need it and it costs prefill. */
 function toOllamaMessage(msg: ChatMessage): Message {
+  const hit = wireMemo.get(msg);
+  if (hit !== undefined && hit.contentLength === msg.content.length) return hit.wire;
+  const wire = buildOllamaMessage(msg);
+  wireMemo.set(msg, { contentLength: msg.content.length, wire });
+  return wire;
+}
+
+function buildOllamaMessage(msg: ChatMessage): Message {
   const out: Message = { role: msg.role, content: msg.content };
   if (msg.tool_calls !== undefined && msg.tool_calls.length > 0) {
     out.tool_calls = msg.tool_calls.map(toOllamaToolCall);

@@ -116,8 +116,11 @@ function connectionProblem(code: string | undefined): string | undefined {
     case 'CONNECTION_CLOSED':
     case 'CONNECTION_ENDED':
     case 'CONNECTION_DESTROYED':
-    case '57P01':
+    case '57P01': // admin_shutdown
+    case '57P02': // crash_shutdown
       return 'connection closed by the server';
+    case '57P03': // cannot_connect_now: a reconnect while the server stops or starts
+      return 'the server is shutting down or starting up';
     case 'CONNECT_TIMEOUT':
       return 'connection timed out';
     default:

@@ -126,7 +126,7 @@ describe.skipIf(noOwnPostgres !== undefined)(`PostgreSQL server restarted or sto
       await server.stop();
       const run = await proc.result;
       measured.push(`PostgreSQL stopped mid-run: exit ${String(run.code)} after ${run.durationMs} ms: ${run.stderr.trim()}`);
-      expectFailure(run, 1, /Lost the database connection during [\w.]+: connection (refused|closed by the server)|Cannot reach PostgreSQL at 127\.0\.0\.1:\d+/);
+      expectFailure(run, 1, /Lost the database connection during [\w.]+: connection (refused|closed by the server)|the server is shutting down or starting up|Cannot reach PostgreSQL at 127\.0\.0\.1:\d+/);
       const events = expectValidStream(run);
       expect(eventsOf(events, 'error')).toEqual([expect.objectContaining({ code: 'store_unreachable' })]);
       expect(resultOf(run)).toMatchObject({ status: 'error', exit_code: 1, reason: 'store_unreachable' });
