@@ -1,0 +1,196 @@
+// @ts-check
+/**
+ * `npm run build`: bundles navi with esbuild into dist/ (tsc only type-checks: `npm run typecheck`).
+ *
+ * Why a bundle: a one-shot `navi run` spent most of its start-up in Node's ESM loader —
+ * resolving, reading and compiling ~350 files (ours and our dependencies'). Bundled, it loads
+ * about 50 (SPEC §12; measurements in README "Development").
+ *
+ * Layout:
+ * - `dist/cli/main.cjs` — the bin (src/cli/main.cts, not bundled): answers `--version` before
+ *   anything else loads, otherwise imports `./app.js`.
+ * - `dist/cli/app.js` — the CLI (src/cli/app.ts), an ES module bundle with code splitting:
+ *   every `import()` in the sources stays a lazy boundary, so yargs loads only when the
+ *   fast path of `navi run` falls back, PGlite or postgres.js only when used, loop mode only
+ *   for loop runs. Shared code and lazy modules live in `dist/chunks/`.
+ * - `dist/store/open.js` — a second entry point, for bench/ (seeds databases in-process).
+ * - `dist/modules.json` — which file holds each lazily loaded module (for bench/profile.ts).
+ * - `*.map` — source maps without sources (src/ paths and lines); main.cjs turns them on
+ *   when NAVI_DEBUG is set, and Node reads none otherwise.
+ *
+ * `@electric-sql/pglite` stays external: it loads its .wasm and .data from beside its own files.
+ *
+ * `import.meta.url`: every output file sits two levels below the package root (checked below),
+ * and each bundled module's `import.meta.url` is rewritten to the URL its source file has in
+ * the package (`<root>/src/cli/app.ts`, `<root>/node_modules/yargs/…`), computed from the
+ * output file's own URL. Relative paths (src/package-root.ts, yargs' locales) therefore resolve
+ * as they do when the sources run under tsx or vitest.
+ */
+import { build } from 'esbuild';
+import { Buffer } from 'node:buffer';
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { fileURLToPath, URL } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SRC = path.join(ROOT, 'src');
+const DIST = path.join(ROOT, 'dist');
+/** Depth of every ES module output below the package root: dist/cli, dist/store, dist/chunks. */
+const OUTPUT_DEPTH = 2;
+
+/**
+ * `import.meta.url` of a module → the URL of its source file in the package (see the header).
+ * @type {import('esbuild').Plugin}
+ */
+const sourceUrls = {
+  name: 'source-urls',
+  setup(b) {
+    b.onLoad({ filter: /\.(?:[cm]?ts|[cm]?js)$/ }, async ({ path: file }) => {
+      const text = await fs.promises.readFile(file, 'utf8');
+      if (!text.includes('import.meta')) return undefined;
+      const rel = packageRelative(file);
+      // dirname/filename would name the output file; resolve() is left alone (bare specifiers
+      // resolve alike from the output file; yargs uses it for config `extends`, which navi never sets).
+      const other = (rel.startsWith('src/') ? /\bimport\.meta\.(?!url\b)(\w+)/ : /\bimport\.meta\.(dirname|filename)\b/).exec(text);
+      if (other) throw new Error(`${rel}: import.meta.${other[1]} is not supported in the bundle; use src/package-root.ts or import.meta.url`);
+      const url = `new URL(${JSON.stringify(`${'../'.repeat(OUTPUT_DEPTH)}${rel}`)}, import.meta.url).href`;
+      return { contents: text.replace(/\bimport\.meta\.url\b/g, url), loader: /\.[cm]?ts$/.test(file) ? 'ts' : 'js', resolveDir: path.dirname(file) };
+    });
+  },
+};
+
+/**
+ * zod's `locales` namespace (~300 KiB: error messages in 40-odd languages) hangs off the `z`
+ * object, so no bundler can drop it, yet navi only ever uses zod's default English messages
+ * (which zod imports from locales/en.js itself). Compiling the rest cost ~20 ms of CPU on every
+ * `navi run` (about a tenth of loading the run path). In the bundle `z.locales` keeps its names;
+ * every language but English throws when called.
+ * @type {import('esbuild').Plugin}
+ */
+const englishZodLocalesOnly = {
+  name: 'english-zod-locales-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, async ({ path: file }) => {
+      const text = await fs.promises.readFile(file, 'utf8');
+      /** @type {string[]} */
+      const names = [];
+      for (const line of text.split('\n').filter((l) => l.trim() !== '')) {
+        const m = /^export \{ default as (\w+) \} from "\.\/[\w-]+\.js";$/.exec(line.trim());
+        if (!m?.[1]) throw new Error(`${file}: unexpected line ${JSON.stringify(line)}; update the english-zod-locales-only plugin`);
+        names.push(m[1]);
+      }
+      if (!names.includes('en')) throw new Error(`${file}: no English locale; update the english-zod-locales-only plugin`);
+      const contents = names
+        .map((n) =>
+          n === 'en'
+            ? 'export { default as en } from "./en.js";'
+            : `export function ${n}() { throw new Error("zod locale '${n}' is not in navi's bundle (scripts/build.js)"); }`,
+        )
+        .join('\n');
+      return { contents, loader: 'js', resolveDir: path.dirname(file) };
+    });
+  },
+};
+
+/**
+ * A file's path inside the package, `/`-separated (node_modules may be a symlink elsewhere).
+ * @param {string} file absolute path
+ */
+function packageRelative(file) {
+  const rel = path.relative(ROOT, file).split(path.sep).join('/');
+  if (!rel.startsWith('../')) return rel;
+  const nm = file.split(path.sep).join('/').indexOf('/node_modules/');
+  if (nm < 0) throw new Error(`${file} is outside the package`);
+  return file.split(path.sep).join('/').slice(nm + 1);
+}
+
+/**
+ * Replaces dist/ file by file: each changed file is renamed into place (a reader never sees half
+ * a file), unchanged ones are left alone and stale ones removed last. A navi already running
+ * from dist/ (tests of another checkout user, a long loop run) keeps finding its lazy chunks,
+ * whose names hash their contents, unless they changed.
+ * @param {Map<string, Uint8Array>} files absolute path → contents
+ */
+function writeDist(files) {
+  for (const [file, contents] of files) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    let same = false;
+    try {
+      same = Buffer.from(contents).equals(fs.readFileSync(file));
+    } catch {
+      // missing: write it
+    }
+    if (same) continue;
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, contents);
+    fs.renameSync(tmp, file);
+  }
+  /** @param {string} dir */
+  const sweep = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        sweep(p);
+        if (fs.readdirSync(p).length === 0) fs.rmdirSync(p);
+      } else if (!files.has(p)) fs.rmSync(p, { force: true });
+    }
+  };
+  sweep(DIST);
+}
+
+const started = performance.now();
+
+/** @type {import('esbuild').BuildOptions} */
+const common = { absWorkingDir: ROOT, platform: 'node', target: 'node20', charset: 'utf8', logLevel: 'warning', write: false };
+
+// The bin: CommonJS (Node 20 loads it faster than an ES module), nothing bundled into it.
+const bin = await build({ ...common, entryPoints: [path.join(SRC, 'cli/main.cts')], outfile: path.join(DIST, 'cli/main.cjs'), format: 'cjs' });
+
+const result = await build({
+  ...common,
+  entryPoints: [path.join(SRC, 'cli/app.ts'), path.join(SRC, 'store/open.ts')],
+  outbase: SRC,
+  outdir: DIST,
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  external: ['@electric-sql/pglite'],
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+  plugins: [englishZodLocalesOnly, sourceUrls],
+});
+
+/** @type {string[]} */
+const problems = [];
+/** @type {Record<string, string>} */
+const modules = {};
+let bytes = 0;
+let files = 0;
+for (const [out, info] of Object.entries(result.metafile.outputs)) {
+  if (out.endsWith('.map')) continue;
+  files += 1;
+  bytes += info.bytes;
+  const rel = path.relative(DIST, path.resolve(ROOT, out)).split(path.sep).join('/');
+  if (rel.split('/').length !== OUTPUT_DEPTH) problems.push(`${rel}: not ${OUTPUT_DEPTH} levels below the package root (import.meta.url rewriting assumes it)`);
+  if (info.entryPoint) modules[packageRelative(path.resolve(ROOT, info.entryPoint))] = rel;
+}
+for (const [input, info] of Object.entries(result.metafile.inputs)) {
+  for (const imp of info.imports) {
+    // An external require() inside an ES module bundle throws "Dynamic require … is not supported".
+    if (imp.external && (imp.kind === 'require-call' || imp.kind === 'require-resolve')) problems.push(`${input}: require('${imp.path}') of an external module`);
+  }
+}
+if (problems.length > 0) {
+  process.stderr.write(`build: the bundle would not work:\n  ${problems.join('\n  ')}\n`);
+  process.exit(1);
+}
+fs.mkdirSync(DIST, { recursive: true });
+/** @type {Map<string, Uint8Array>} */
+const out = new Map([...(bin.outputFiles ?? []), ...(result.outputFiles ?? [])].map((f) => [f.path, f.contents]));
+out.set(path.join(DIST, 'modules.json'), Buffer.from(`${JSON.stringify(modules, null, 1)}\n`));
+writeDist(out);
+process.stdout.write(`dist/: ${files + 2} files, ${(bytes / 1024).toFixed(0)} KiB of JavaScript, in ${(performance.now() - started).toFixed(0)} ms\n`);
