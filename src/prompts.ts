@@ -5,9 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT_URL } from './package-root.js';
 
-/** `prompts/` at the package root, from both `src/` and `dist/` (both are one level down). */
-const PROMPTS_DIR = new URL('../prompts/', import.meta.url);
+/** `prompts/` at the package root. */
+const PROMPTS_DIR = new URL('prompts/', PACKAGE_ROOT_URL);
 
 const cache = new Map<string, string>();
 

@@ -4,6 +4,7 @@
  */
 import type { Argv } from 'yargs';
 import { InvalidInputError } from '../errors.js';
+import { PACKAGE_ROOT_URL } from '../package-root.js';
 import type { GlobalArgs } from './global-args.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
@@ -231,7 +232,7 @@ export async function main(args: string[]): Promise<void> {
     const argv = await cli.parseAsync();
     if (argv.version === true) {
       const { readFileSync } = await import('node:fs');
-      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+      const pkg = JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT_URL), 'utf8')) as { version: string };
       process.stdout.write(`${pkg.version}\n`);
     }
   } catch (err) {

@@ -1,6 +1,5 @@
 /**
- * Loading profiles (SPEC §2): the ones shipped with navi (its own `profiles/` directory, found
- * from this module's location so it works from `src/` under tsx and from `dist/` when built),
+ * Loading profiles (SPEC §2): the ones shipped with navi (`profiles/` at its package root),
  * then a `profiles/` folder in the working directory, which adds profiles or replaces shipped
  * ones by id and may replace the persona. Reads a handful of small files synchronously and
  * needs neither a database nor a model (`navi profiles list`).
@@ -8,11 +7,11 @@
 
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { formatProblems, problemsFrom } from '../config/issues.js';
 import { fsErrorCode, readJsonFile } from '../config/json-file.js';
 import { MAX_PROMPT_FILE_BYTES, readUserFile } from '../config/read-user-file.js';
 import { InvalidInputError, NotFoundError, printable } from '../errors.js';
+import { packagePath } from '../package-root.js';
 import { ProfileSettingsSchema } from './schema.js';
 import type { Profile, ProfileSet, ProfileSettings } from './types.js';
 
@@ -27,9 +26,9 @@ export interface LoadProfilesOptions {
   projectDir?: string;
 }
 
-/** navi's shipped `profiles/` directory: two levels up from `src/profiles/` or `dist/profiles/`. */
+/** navi's shipped `profiles/` directory (at the package root). */
 export function shippedProfilesDir(): string {
-  return fileURLToPath(new URL('../../profiles/', import.meta.url)).replace(/[\\/]$/, '');
+  return packagePath('profiles');
 }
 
 /** Prompt text as stored: no byte-order mark, LF line ends, no trailing whitespace (byte-stable prefix). */

@@ -1,20 +1,19 @@
 /**
- * Applies the SQL migrations in `drizzle/` with drizzle's own migrators. Loaded lazily by
- * `open.ts`; the folder is found relative to this module so it works from `src/` (tsx, vitest)
- * and from the built package (`dist/store/`), both two levels below the package root.
+ * Applies the SQL migrations in `drizzle/` (at the package root) with drizzle's own migrators.
+ * Loaded lazily by `open.ts`.
  */
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { readMigrationFiles, type MigrationConfig } from 'drizzle-orm/migrator';
 import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type { Sql } from 'postgres';
 import { StorageError } from '../errors.js';
+import { packagePath } from '../package-root.js';
 import { resultRows, type NaviDatabase } from './database.js';
 import { errorCode } from './driver-errors.js';
 
 /** Absolute path of the shipped migrations (`<package>/drizzle`). */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
+export const MIGRATIONS_FOLDER = packagePath('drizzle');
 
 /**
  * Our own bookkeeping table: a database shared with another drizzle app must not mistake that

@@ -4,7 +4,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../package-root.js';
 import type { GlobalArgs } from '../global-args.js';
 import { resolveCwd } from '../setup.js';
 
@@ -18,7 +18,7 @@ const FILES: ReadonlyArray<[string, string]> = [
 
 export function initCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
   const cwd = resolveCwd(argv.cwd);
-  const templates = fileURLToPath(new URL('../../../templates/', import.meta.url));
+  const templates = packagePath('templates');
   const created: string[] = [];
   const skipped: string[] = [];
   for (const [from, to] of FILES) {

@@ -5,16 +5,16 @@
  */
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { EXIT, InvalidInputError } from '../../errors.js';
 import { formatTaskProblems, validateTaskFile, type Task, type TaskValidation } from '../../loop/task-file.js';
+import { packagePath } from '../../package-root.js';
 import type { GlobalArgs } from '../global-args.js';
 import { resolveCwd } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
-/** Examples shipped with navi (`tasks/` at the package root, from `dist/cli/commands/`). */
-const SHIPPED_DIR = fileURLToPath(new URL('../../../tasks/', import.meta.url));
+/** Examples shipped with navi (`tasks/` at the package root). */
+const SHIPPED_DIR = packagePath('tasks');
 
 interface TaskFileEntry {
   /** Absolute path. */
