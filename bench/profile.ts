@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import crypto from 'node:crypto';
 import { startFakeOllama, type FakeScript } from '../test/support/fake-ollama.js';
 
@@ -47,6 +47,26 @@ const median = (xs: number[]): number => {
 };
 const f1 = (x: number): string => x.toFixed(1).padStart(7);
 const say = (s = ''): void => void process.stdout.write(`${s}\n`);
+
+/**
+ * What to import for a module of the `navi run` path: the file the build emitted for it — the
+ * bundle's `dist/modules.json` maps lazily loaded modules to their files; a tsc build (older
+ * roots) mirrors src/ — or, for a dependency the build left external, its bare name. Null when
+ * the module has no file of its own (it is bundled into the file of an earlier step).
+ */
+function builtModule(mod: string): string | null {
+  const manifest = path.join(ROOT, 'dist', 'modules.json');
+  const fileUrl = (rel: string): string => pathToFileURL(path.join(ROOT, 'dist', rel)).href;
+  if (fs.existsSync(manifest)) {
+    const modules = JSON.parse(fs.readFileSync(manifest, 'utf8')) as Record<string, string>;
+    const file = modules[mod];
+    if (file !== undefined) return fileUrl(file);
+    return mod.startsWith('src/') || mod.startsWith('node_modules/') ? null : mod;
+  }
+  if (mod.startsWith('src/')) return fileUrl(mod.slice(4).replace(/\.ts$/, '.js'));
+  const nm = /^node_modules\/((?:@[^/]+\/)?[^/]+)\/(?:dist\/|src\/)?(.*?)(?:\/?index)?\.m?js$/.exec(mod);
+  return nm ? `${nm[1]}${nm[2] ? `/${nm[2]}` : ''}` : mod;
+}
 
 /** Runs an ES module snippet in a fresh node with cwd = ROOT (bare specifiers resolve there). */
 function evalModule(source: string, nodeArgs: string[] = [], env: NodeJS.ProcessEnv = {}): string {
@@ -78,23 +98,28 @@ function sectionImports(): void {
     const xs = Array.from({ length: RUNS }, () => importTimes([spec])[0] ?? NaN);
     say(`${f1(median(xs))} ms  ${spec}`);
   }
-  const dist = (p: string): string => new URL(`dist/${p}`, `file://${ROOT}/`).href;
-  // The order `navi run` loads them (app → run command → setup/config → profiles → ollama → store).
-  const chain: Array<[string, string]> = [
-    ['dist/cli/app.js (yargs)', dist('cli/app.js')],
-    ['dist/cli/commands/run.js (agent, tools, zod schemas)', dist('cli/commands/run.js')],
-    ['dist/config/load.js', dist('config/load.js')],
-    ['dist/profiles/load.js', dist('profiles/load.js')],
-    ['ollama', 'ollama'],
-    ['dist/store/open.js', dist('store/open.js')],
+  // The order `navi run` loads them (app → run command → profiles → tools → ollama → store);
+  // a module the build did not emit as a file of its own loaded with an earlier step.
+  const steps: Array<[string, string]> = [
+    ['CLI entry (app; yargs stays lazy)', 'src/cli/app.ts'],
+    ['run command (agent, config, zod schemas)', 'src/cli/commands/run.ts'],
+    ['config loader', 'src/config/load.ts'],
+    ['profiles loader', 'src/profiles/load.ts'],
+    ['built-in tools', 'src/tools/builtin/index.ts'],
+    ['ollama', 'node_modules/ollama/dist/index.mjs'],
+    ['store/open', 'src/store/open.ts'],
     ['@electric-sql/pglite', '@electric-sql/pglite'],
-    ['drizzle-orm/pglite', 'drizzle-orm/pglite'],
-    ['dist/store/migrate.js (+ drizzle-orm/migrator)', dist('store/migrate.js')],
-    ['drizzle-orm/pglite/migrator', 'drizzle-orm/pglite/migrator'],
-    ['dist/store/drizzle-store.js (schema, repositories)', dist('store/drizzle-store.js')],
-    ['postgres', 'postgres'],
-    ['drizzle-orm/postgres-js', 'drizzle-orm/postgres-js'],
+    ['drizzle-orm/pglite', 'node_modules/drizzle-orm/pglite/index.js'],
+    ['store/migrate (+ drizzle-orm/migrator)', 'src/store/migrate.ts'],
+    ['drizzle-orm/pglite/migrator', 'node_modules/drizzle-orm/pglite/migrator.js'],
+    ['store/drizzle-store (schema, repositories)', 'src/store/drizzle-store.ts'],
+    ['postgres', 'node_modules/postgres/src/index.js'],
+    ['drizzle-orm/postgres-js', 'node_modules/drizzle-orm/postgres-js/index.js'],
   ];
+  const chain = steps.flatMap(([label, mod]): Array<[string, string]> => {
+    const url = builtModule(mod);
+    return url === null ? [] : [[`${label} (${url.startsWith('file:') ? path.relative(ROOT, fileURLToPath(url)) : url})`, url]];
+  });
   const samples = Array.from({ length: RUNS }, () => importTimes(chain.map(([, s]) => s)));
   say('');
   say('## Marginal import cost along the `navi run` path (one process, in this order, median of ' + RUNS + ')');
@@ -127,7 +152,7 @@ function sectionPglite(): void {
     const db = await PGlite.create(${JSON.stringify(dir)}, extra); T.push(performance.now());
     await db.query('select 1'); T.push(performance.now());
     const { drizzle } = await import('drizzle-orm/pglite');
-    const { migratePglite } = await import(${JSON.stringify(new URL('dist/store/migrate.js', `file://${ROOT}/`).href)});
+    const { migratePglite } = await import(${JSON.stringify(builtModule('src/store/migrate.ts'))});
     T.push(performance.now());
     await migratePglite(drizzle({ client: db })); T.push(performance.now());
     await db.query("insert into sessions (id, kind, profile, cwd, title, model) values (gen_random_uuid()::text, 'chat', 'default', '/', 'x', 'm')").catch(() => db.query('select 1'));
