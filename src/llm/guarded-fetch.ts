@@ -8,7 +8,7 @@
  *  - a streamed body is re-framed line by line: only JSON lines reach the client, and what the
  *    wire looked like (error line, garbage, done seen) is recorded for the error mapper.
  */
-import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage, type RequestOptions } from 'node:http';
 
 /** What the guarded fetch saw on the wire; `ollama-errors.ts` reads it to classify failures. */
 export interface WireState {
@@ -111,11 +111,17 @@ async function agentFor(protocol: string): Promise<{ agent: Agent; request: type
 /** How long a response that already sent `done` may take to end before its socket is cut. */
 const AFTER_DONE_GRACE_MS = 1000;
 
+/** Error codes of a write to a kept-alive connection the server had already closed. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/** Fresh connections tried after stale kept-alive ones, before the error is the user's. */
+const MAX_STALE_RETRIES = 3;
+
 /**
  * Sends the request and resolves with the response head; rejects on network errors and abort.
- * An abort cuts the socket — except once the response has sent its `done` line: the caller
- * disposes of every request when it has what it needs, and letting the last bytes arrive keeps
- * the keep-alive connection for the next call (a stuck server still gets cut after a grace).
+ * A kept-alive connection the server closed while navi was busy (Ollama and proxies drop idle
+ * ones) fails the request before any answer; that request never reached the server, so it is
+ * sent again on a new connection, as Node's documentation recommends (`req.reusedSocket`).
  */
 async function send(
   url: URL,
@@ -131,8 +137,35 @@ async function send(
   }
   const headers: Record<string, string> = { ...(init?.headers as Record<string, string> | undefined) };
   if (body !== undefined && body !== null) headers['Content-Length'] = String(Buffer.byteLength(body));
+  const options: RequestOptions = { method: init?.method ?? 'GET', headers, agent };
+  for (let retry = 0; ; retry++) {
+    try {
+      return await sendOnce(request, url, options, body ?? undefined, signal, state);
+    } catch (err) {
+      const stale = err instanceof StaleSocketError;
+      if (!stale || retry >= MAX_STALE_RETRIES || signal.aborted) throw stale ? err.cause : err;
+    }
+  }
+}
+
+/** A request that failed on a reused connection before any answer (see `send`). */
+class StaleSocketError extends Error {}
+
+/**
+ * One attempt. An abort cuts the socket — except once the response has sent its `done` line:
+ * the caller disposes of every request when it has what it needs, and letting the last bytes
+ * arrive keeps the keep-alive connection for the next call (a stuck server is cut after a grace).
+ */
+function sendOnce(
+  request: typeof httpRequest,
+  url: URL,
+  options: RequestOptions,
+  body: string | undefined,
+  signal: AbortSignal,
+  state: WireState,
+): Promise<IncomingMessage> {
   return new Promise<IncomingMessage>((resolve, reject) => {
-    const req = request(url, { method: init?.method ?? 'GET', headers, agent });
+    const req = request(url, options);
     const cut = (): void => {
       req.destroy(new DOMException('the request was aborted', 'AbortError'));
     };
@@ -144,13 +177,14 @@ async function send(
     signal.addEventListener('abort', onAbort, { once: true });
     // `on`, not `once`: a destroyed request may report more than one error, and an unheard
     // 'error' event would crash the process.
-    req.on('error', (err) => {
+    req.on('error', (err: NodeJS.ErrnoException) => {
       release();
-      reject(err);
+      const stale = req.reusedSocket && !state.gotResponse && STALE_SOCKET_CODES.has(err.code ?? '');
+      reject(stale ? new StaleSocketError('stale kept-alive connection', { cause: err }) : err);
     });
     req.once('close', release);
     req.once('response', resolve);
-    if (typeof body === 'string') req.end(body);
+    if (body !== undefined) req.end(body);
     else req.end();
   });
 }

@@ -1,0 +1,90 @@
+/**
+ * The adapter keeps one connection for consecutive calls, and recovers when the server closed
+ * that connection while navi was busy (a long tool, a slow database open): the request is sent
+ * again on a fresh connection instead of failing with ECONNRESET.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chatRequest, clientFor, collect, textOf } from './llm-test-helpers.js';
+
+const DONE_LINE = `${JSON.stringify({ model: 'qwen3:8b', created_at: 'x', message: { role: 'assistant', content: 'hi' }, done: true, done_reason: 'stop' })}\n`;
+
+/**
+ * The server runs in its own process: blocking this one (below) must not also stop the
+ * server's idle timer. It prints its port, then one line per accepted connection.
+ */
+const SERVER_SOURCE = `
+const http = require('node:http');
+const idleMs = Number(process.env.IDLE_CLOSE_MS);
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    // Like Ollama's Go server: no Keep-Alive header announcing when an idle connection is closed.
+    if (idleMs > 0) res.on('finish', () => setTimeout(() => req.socket.destroy(), idleMs));
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.end(process.env.DONE_LINE);
+  });
+});
+server.keepAliveTimeout = 0;
+server.on('connection', () => process.stdout.write('connection\\n'));
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+`;
+
+interface Server {
+  url: string;
+  connections: () => number;
+  child: ChildProcess;
+}
+
+const open: Server[] = [];
+
+async function serve(idleCloseMs: number): Promise<Server> {
+  const child = spawn(process.execPath, ['-e', SERVER_SOURCE], {
+    env: { ...process.env, DONE_LINE, IDLE_CLOSE_MS: String(idleCloseMs) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  const port = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited (${String(code)})`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const first = /^(\d+)\n/.exec(out);
+      if (first?.[1] !== undefined) resolve(first[1]);
+    });
+  });
+  const s: Server = { url: `http://127.0.0.1:${port}`, connections: () => out.split('\n').filter((l) => l === 'connection').length, child };
+  open.push(s);
+  return s;
+}
+
+/** Keeps the event loop busy, as a long synchronous step of navi would. */
+function block(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy
+  }
+}
+
+afterEach(() => {
+  for (const s of open.splice(0)) s.child.kill();
+});
+
+describe('keep-alive', () => {
+  it('reuses one connection for consecutive calls', async () => {
+    const s = await serve(0);
+    const client = clientFor(s.url);
+    for (let i = 0; i < 3; i++) expect(textOf(await collect(client.chatStream(chatRequest())), 'text')).toBe('hi');
+    expect(s.connections()).toBe(1);
+  });
+
+  it('sends again on a new connection when the server closed the idle one while navi was busy', async () => {
+    const s = await serve(20);
+    const client = clientFor(s.url);
+    expect(textOf(await collect(client.chatStream(chatRequest())), 'text')).toBe('hi');
+    // The server closes the idle connection after 20 ms; navi does not notice while blocked.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    block(300);
+    expect(textOf(await collect(client.chatStream(chatRequest())), 'text')).toBe('hi');
+    expect(s.connections()).toBe(2);
+  });
+});
