@@ -3,8 +3,8 @@
  * `npm run build`: bundles navi with esbuild into dist/ (tsc only type-checks: `npm run typecheck`).
  *
  * Why a bundle: a one-shot `navi run` spent most of its start-up in Node's ESM loader —
- * resolving, reading and compiling ~350 files (ours and our dependencies'). Bundled, it loads
- * about 50 (SPEC §12; measurements in README "Development").
+ * resolving, reading and compiling ~330 files (ours and our dependencies'). Bundled, it loads
+ * about 55 (SPEC §12; measurements in README "Development").
  *
  * Layout:
  * - `dist/cli/main.cjs` — the bin (src/cli/main.cts, not bundled): answers `--version` before
