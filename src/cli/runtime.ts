@@ -49,10 +49,20 @@ export function isInteractive(env: Record<string, string | undefined>): boolean 
 export async function createRuntime(args: GlobalArgs, output: Output, opts: RuntimeOptions = {}): Promise<Runtime> {
   const base = opts.base ?? setup(args, output);
   const { cwd, env, config } = base;
-  const [profiles, tools] = await Promise.all([profilesFor(cwd), toolsFor(cwd, config, opts.loopTools)]);
+  // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
+  // the profiles and tools instead of following them (SPEC §12, one-shot run).
   const store = opts.store ?? openConfiguredStore(config, env);
   // Never an unhandled rejection: whoever awaits the store reports a failed open.
   store.catch(() => undefined);
+  let profiles: Awaited<ReturnType<typeof profilesFor>>;
+  let tools: Awaited<ReturnType<typeof toolsFor>>;
+  try {
+    [profiles, tools] = await Promise.all([profilesFor(cwd), toolsFor(cwd, config, opts.loopTools)]);
+  } catch (err) {
+    // A bad profile or tool module (exit 2) must not leave the database open or its lock behind.
+    if (!opts.store) await store.then((s) => s.close()).catch(() => undefined);
+    throw err;
+  }
   const interactive = isInteractive(env);
   const agent = new Agent({
     llm: createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: config.llm.first_chunk_timeout_s, chunkTimeoutS: config.llm.chunk_timeout_s }),
