@@ -117,6 +117,24 @@ forEachBackend((backend) => {
     }, SCENARIO_TIMEOUT_MS);
   });
 
+  describe('shell timeout', () => {
+    it('the model cannot raise tools.shell.timeout_s: a timeout_s of 999999 still stops at the configured 1 s', async () => {
+      const marker = sleepMarker(30);
+      reapOnFinish(`sleep ${marker}`);
+      const s = await scenario(backend, {
+        turns: [{ tool_calls: [{ name: 'shell', arguments: { command: `sleep ${marker}`, timeout_s: 999_999 } }] }, { content: 'stopped' }],
+        on_exhausted: 'error',
+      });
+      fs.writeFileSync(path.join(s.cwd, '.nav-config.json'), JSON.stringify({ tools: { shell: { timeout_s: 1 } } }));
+      const run = await s.navi(['run', '-o', 'stream-json', 'wait long'], { env: FAST_TIMEOUTS });
+      expectCleanExit(run, [0]);
+      const call = eventsOf(expectValidStream(run), 'tool_call')[0];
+      expect(call).toMatchObject({ ok: false, output: '[timed out after 1 s; timeout_s is capped at tools.shell.timeout_s]' });
+      expect(Number(call?.duration_ms)).toBeLessThan(4_000);
+      expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    }, SCENARIO_TIMEOUT_MS);
+  });
+
   describe('file tool faults', () => {
     it('escapes, symlinks out, a FIFO, a device, a binary file: each a failed result the model sees, nothing leaks or blocks, exit 0', async () => {
       const outside = tempDir('outside');
