@@ -9,7 +9,7 @@ import type { AgentEvent, EventPayload, WireEvent } from '../agent/events.js';
 import { SCHEMA_VERSION } from '../agent/events.js';
 import { isLoopEvent, loopEventText, type LoopTextOptions } from './loop-text.js';
 import { createProgress, type Progress } from './progress.js';
-import { terminalSafe, unfinishedSequenceAt } from './terminal-text.js';
+import { jsonLine, terminalSafe, unfinishedSequenceAt } from './terminal-text.js';
 
 export type OutputMode = 'text' | 'json' | 'stream-json';
 
@@ -78,7 +78,7 @@ export class Output {
   }
 
   private writeLine(obj: WireEvent): void {
-    this.opts.stdout.write(`${JSON.stringify(obj)}\n`);
+    this.opts.stdout.write(`${jsonLine(obj)}\n`);
   }
 
   /** Writes text to stdout in text mode, tracking whether the last char was a newline. */
@@ -198,7 +198,7 @@ export class Output {
       }
     } else {
       const ev = { ...this.envelope('result'), ...payload };
-      if (this.opts.mode === 'json') this.opts.stdout.write(`${JSON.stringify(ev)}\n`);
+      if (this.opts.mode === 'json') this.opts.stdout.write(`${jsonLine(ev)}\n`);
       else this.writeLine(ev);
       if (payload.status !== 'success' && !this.opts.quiet) for (const e of payload.errors) this.opts.stderr.write(`navi: ${terminalSafe(e)}\n`);
     }
@@ -213,7 +213,7 @@ export class Output {
     this.progress.stop();
     if (this.opts.mode === 'text') return;
     try {
-      writeSync(1, `${JSON.stringify({ ...this.envelope('result'), ...payload })}\n`);
+      writeSync(1, `${jsonLine({ ...this.envelope('result'), ...payload })}\n`);
     } catch {
       // stdout is gone or full: nothing more can be said.
     }

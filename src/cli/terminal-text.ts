@@ -64,3 +64,11 @@ export function unfinishedSequenceAt(text: string): number {
   }
   return text.length;
 }
+
+/**
+ * JSON text with DEL and the C1 controls escaped too: JSON.stringify escapes only C0, and some
+ * terminals act on C1 (U+009B is a CSI). The same JSON value, one line, nothing to drive a terminal.
+ */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

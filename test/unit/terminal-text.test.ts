@@ -1,7 +1,7 @@
 /** Text for a terminal: control sequences from the model or its tools never reach it (table tests). */
 import { describe, expect, it } from 'vitest';
 import { Output } from '../../src/cli/output.js';
-import { terminalSafe, unfinishedSequenceAt } from '../../src/cli/terminal-text.js';
+import { jsonLine, terminalSafe, unfinishedSequenceAt } from '../../src/cli/terminal-text.js';
 
 const ESC = '\u001b';
 const BEL = '\u0007';
@@ -58,6 +58,18 @@ describe('unfinishedSequenceAt', () => {
     ['an ESC followed by text is broken, not unfinished', `ab${ESC}[31;x`, 8],
   ])('%s', (_what, text, at) => {
     expect(unfinishedSequenceAt(text)).toBe(at);
+  });
+});
+
+describe('jsonLine', () => {
+  it.each([
+    [{ a: 'plain' }, '{"a":"plain"}'],
+    [{ a: `${ESC}[2J${BEL}` }, '{"a":"\\u001b[2J\\u0007"}'],
+    [{ a: 'c1\u009b31m del\u007f' }, '{"a":"c1\\u009b31m del\\u007f"}'],
+    [{ a: 'é 🚀' }, '{"a":"é 🚀"}'],
+  ])('%j', (value, want) => {
+    expect(jsonLine(value)).toBe(want);
+    expect(JSON.parse(jsonLine(value))).toEqual(value);
   });
 });
 
