@@ -121,6 +121,27 @@ describe('read_file', () => {
   });
 });
 
+describe('.git is not writable', () => {
+  it('write_file and edit_file refuse .git/ paths with a clear result; reading is fine', async () => {
+    await mkdir(path.join(cwd, '.git', 'hooks'), { recursive: true });
+    await writeFile(path.join(cwd, '.git', 'config'), '[core]\n\tbare = false\n');
+    const refusals = [
+      await call('write_file', { path: '.git/config', content: '[core]\n\tfsmonitor = touch PWNED\n' }),
+      await call('write_file', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch PWNED\n' }),
+      await call('write_file', { path: 'vendor/lib/.git/config', content: 'x' }),
+      await call('edit_file', { path: '.git/config', old_string: 'bare = false', new_string: 'fsmonitor = touch PWNED' }),
+    ];
+    for (const r of refusals) {
+      expect(r.ok).toBe(false);
+      expect(r.output).toMatch(/^refused: .* is inside \.git\/; git runs commands from its config and hooks, so file tools do not write there$/);
+    }
+    expect(await readFile(path.join(cwd, '.git', 'config'), 'utf8')).toBe('[core]\n\tbare = false\n');
+    await expect(readFile(path.join(cwd, '.git', 'hooks', 'pre-commit'))).rejects.toThrow();
+    expect(await call('read_file', { path: '.git/config' })).toMatchObject({ ok: true });
+    expect(await call('write_file', { path: '.gitignore', content: 'dist\n' })).toMatchObject({ ok: true });
+  });
+});
+
 describe('write_file', () => {
   it('creates parent directories and reports bytes written', async () => {
     expect(await call('write_file', { path: 'deep/er/x.txt', content: 'héllo' })).toEqual({
