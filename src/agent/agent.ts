@@ -21,6 +21,7 @@ import { compressTurn } from './compression-service.js';
 import { compressionSettings, NothingToCompactError, truncateForView, viewBudget, wouldCompress } from './compression/index.js';
 import { extractMemories } from './memory-extraction.js';
 import { planForTurn } from './plan-service.js';
+import { capTools, droppedToolsNote, type CappedTools } from './tool-ceiling.js';
 
 export type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 export { effectiveNumCtx, toolsForProfile } from './turn.js';
@@ -56,11 +57,15 @@ export interface EphemeralOptions {
   base: Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId' | 'signal' | 'subagent' | 'maxIterations'>;
   parentAgentPath: string[];
   depth: number;
+  /** The starting agent's tools: the sub-agent gets at most these (none given: its profile's). */
+  toolCeiling?: readonly string[];
 }
 
 export interface EphemeralOutcome extends TurnOutcome {
   timedOut: boolean;
   sessionId: string;
+  /** Tools of the sub-agent's profile it did not get (not under the ceiling). */
+  droppedTools: string[];
 }
 
 export class Agent {
@@ -135,12 +140,12 @@ export class Agent {
     if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${profileId}'`);
     const timeout = AbortSignal.timeout(Math.max(1, opts.timeoutSeconds ?? SUBAGENT_TIMEOUT_S) * 1000);
     const signal = AbortSignal.any([opts.signal, timeout]);
-    const has = (n: string): boolean => this.deps.tools.has(n);
+    const tools = this.subagentTools(profile, opts.toolCeiling);
     const sub: SubagentTurn = {
       parentSessionId: opts.parentSessionId,
       systemPrompt: this.subagentSystemPrompt(profile, opts),
       ...(opts.contextTransfer ? { contextTransfer: opts.contextTransfer } : {}),
-      toolNames: toolsForProfile(profile, has, true, this.deps.userTools),
+      toolNames: tools.kept,
       excludeTools: opts.excludeTools ?? [],
       autoPlan: profile.settings.subagent_planning_enabled,
       agentPath: [...opts.parentAgentPath, profile.id],
@@ -163,10 +168,15 @@ export class Agent {
       const step = await gen.next();
       if (step.done) {
         const timedOut = timeout.aborted && !opts.signal.aborted;
-        return { ...step.value, timedOut, sessionId };
+        return { ...step.value, timedOut, sessionId, droppedTools: tools.dropped };
       }
       opts.onEvent?.({ ...step.value, is_subagent: true, agent_path: sub.agentPath });
     }
+  }
+
+  /** A sub-agent's tools: its profile's sub-agent list, capped by the starting agent's tools. */
+  private subagentTools(profile: Profile, ceiling: readonly string[] | undefined): CappedTools {
+    return capTools(toolsForProfile(profile, (n) => this.deps.tools.has(n), true, this.deps.userTools), ceiling);
   }
 
   private subagentSystemPrompt(profile: Profile, opts: EphemeralOptions): string {
@@ -183,13 +193,17 @@ export class Agent {
   /** spawn_agent: a blocking sub-agent whose events go live into the parent's stream. */
   private async spawn(turn: Turn, args: SpawnArgs): Promise<ToolResult> {
     const profileId = args.profile_id ?? turn.profile.id;
-    if (!this.deps.profiles.profiles.has(profileId)) {
+    const profile = this.deps.profiles.profiles.get(profileId);
+    if (!profile) {
       return { ok: false, output: `unknown profile '${profileId}'; available: ${[...this.deps.profiles.profiles.keys()].join(', ')}` };
     }
     const depth = (turn.opts.subagent?.depth ?? 0) + 1;
     if (depth > MAX_SUBAGENT_DEPTH) {
       return { ok: false, output: `sub-agents nest at most ${MAX_SUBAGENT_DEPTH} deep; do this subtask yourself` };
     }
+    const { dropped } = this.subagentTools(profile, turn.toolCeiling);
+    const note = droppedToolsNote(dropped);
+    if (note) turn.emit({ type: 'warning', code: 'tools_dropped', message: `spawn_agent: sub-agent '${profileId}' gets no ${dropped.join(', ')} (not in the calling agent's tools)` });
     // Not inherited: the parent's session, task and limits — and extra tools such as loop_signal
     // (only the loop's own agent may signal the loop).
     const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, subagent, maxIterations: _i, extraTools: _x, ...base } = turn.opts;
@@ -198,6 +212,7 @@ export class Agent {
       parentAgentPath: subagent?.agentPath ?? [turn.profile.id],
       depth,
       signal,
+      toolCeiling: turn.toolCeiling,
       base: { ...base, model: turn.opts.model },
       ...(args.max_iterations !== undefined ? { maxIterations: args.max_iterations } : {}),
       ...(args.exclude_tools ? { excludeTools: args.exclude_tools } : {}),
@@ -208,7 +223,8 @@ export class Agent {
       ...(args.timeout_seconds !== undefined ? { timeoutSeconds: args.timeout_seconds } : {}),
       onEvent: (ev) => turn.emit(ev),
     });
-    if (out.stopReason === 'completed') return { ok: true, output: out.text || '(the sub-agent gave no answer)' };
+    const ran = note ? `[sub-agent '${profileId}' ran ${note}]\n` : '';
+    if (out.stopReason === 'completed') return { ok: true, output: `${ran}${out.text || '(the sub-agent gave no answer)'}` };
     const why = out.timedOut
       ? `timed out after ${args.timeout_seconds ?? SUBAGENT_TIMEOUT_S} s`
       : out.stopReason === 'max_iterations'
@@ -216,7 +232,7 @@ export class Agent {
         : out.stopReason === 'interrupted'
           ? 'was interrupted'
           : 'ran out of context';
-    return { ok: false, output: `[sub-agent ${why}; partial result below]\n${out.text}` };
+    return { ok: false, output: `${ran}[sub-agent ${why}; partial result below]\n${out.text}` };
   }
 }
 

@@ -17,6 +17,7 @@ import { memoryMessage, refreshMemory } from './memory.js';
 import type { SpawnArgs, TurnHost } from './run-context.js';
 import { SerialWriter } from './serial-writer.js';
 import { estimateTokens, messageChars } from './tokens.js';
+import { capTools, droppedToolsNote } from './tool-ceiling.js';
 import { EventChannel, waitWithHeartbeat } from './wait-with-heartbeat.js';
 
 /** Silence after which a heartbeat event is emitted (SPEC §4). */
@@ -97,6 +98,11 @@ export class Turn implements TurnHost {
   profile: Profile;
   model: string;
   toolNames: string[] = [];
+  /**
+   * The most this agent may ever hold: its profile's tools (capped by the agent that started
+   * it) minus exclusions. Sub-agents and profile switches get at most these (`tool-ceiling.ts`).
+   */
+  toolCeiling: string[] = [];
   schemas: ToolSchema[] = [];
   /** Messages to append after the current tool batch's results (an injected plan). */
   readonly pendingAfterBatch: ChatMessage[] = [];
@@ -144,7 +150,7 @@ export class Turn implements TurnHost {
       interactive: opts.interactive,
       stepValidation: profile.settings.step_validation_enabled,
     };
-    this.loadTools();
+    this.loadTools(opts.subagent?.toolNames ?? this.profileTools(profile));
   }
 
   get sessionId(): string {
@@ -168,12 +174,15 @@ export class Turn implements TurnHost {
     return this.deps.store;
   }
 
-  private loadTools(): void {
-    const has = (n: string): boolean => this.deps.tools.has(n);
-    let names = this.opts.subagent?.toolNames ?? toolsForProfile(this.profile, has, this.isSubagent, this.deps.userTools);
+  /** The profile's tools as this agent would get them (agent or sub-agent list, user tools). */
+  private profileTools(profile: Profile): string[] {
+    return toolsForProfile(profile, (n) => this.deps.tools.has(n), this.isSubagent, this.deps.userTools);
+  }
+
+  private loadTools(base: readonly string[]): void {
     const excluded = new Set(this.opts.subagent?.excludeTools ?? []);
-    if (!this.profile.settings.planning_enabled) excluded.add('plan');
-    names = names.filter((n) => !excluded.has(n));
+    this.toolCeiling = base.filter((n) => !excluded.has(n));
+    const names = this.profile.settings.planning_enabled ? [...this.toolCeiling] : this.toolCeiling.filter((n) => n !== 'plan');
     for (const extra of this.opts.extraTools ?? []) if (this.deps.tools.has(extra) && !names.includes(extra)) names.push(extra);
     this.toolNames = names;
     this.allowed = new Set(names);
@@ -544,7 +553,7 @@ export class Turn implements TurnHost {
     this.profile = next;
     this.model = next.settings.model ?? this.opts.model;
     this.builder.invalidate(next.id);
-    this.loadTools();
+    this.loadTools(capTools(this.profileTools(next), this.toolCeiling).kept);
     return this.model !== previousModel ? { type: 'model_info', model: this.model, num_ctx: this.numCtx } : null;
   }
 
@@ -565,7 +574,10 @@ export class Turn implements TurnHost {
       return Promise.resolve({ ok: false, output: `unknown profile '${profileId}'; available: ${ids}` });
     }
     this.pendingProfile = profileId;
-    return Promise.resolve({ ok: true, output: `Switched to profile '${profileId}' from the next step on.` });
+    const { dropped } = capTools(this.profileTools(target), this.toolCeiling);
+    const note = droppedToolsNote(dropped);
+    if (note) this.emit({ type: 'warning', code: 'tools_dropped', message: `switch_profile: profile '${profileId}' gets no ${dropped.join(', ')} (not in the current agent's tools)` });
+    return Promise.resolve({ ok: true, output: `Switched to profile '${profileId}' from the next step on${note ? `, ${note}` : ''}.` });
   }
 
   async remember(fact: string): Promise<ToolResult> {

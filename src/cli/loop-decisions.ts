@@ -17,6 +17,7 @@ import {
   type DecisionRequest,
   type DecisionSource,
 } from '../loop/decisions.js';
+import { terminalSafe } from './terminal-text.js';
 
 /** Asks one line on stderr; null when the signal fires or input ends. */
 function question(rl: Interface, prompt: string, signal: AbortSignal): Promise<string | null> {
@@ -59,7 +60,7 @@ export function terminalDecisions(opts: { echoMenu: boolean }): DecisionSource {
       const menu = MENUS[req.prompt];
       if (opts.echoMenu) {
         const lines = [req.block, req.question, ...menu.map((o, i) => `  ${i + 1}. [${o.label}]`)].filter((l): l is string => l !== undefined);
-        process.stderr.write(`${lines.join('\n')}\n`);
+        process.stderr.write(`${terminalSafe(lines.join('\n'))}\n`);
       }
       // Only the approval menu has a default: Continue is what "accept this iteration" means.
       const defaultIndex = req.prompt === 'approval' ? 0 : null;
@@ -90,7 +91,7 @@ export function terminalDecisions(opts: { echoMenu: boolean }): DecisionSource {
     async answerQuestion(q, signal) {
       const rl = open();
       try {
-        process.stderr.write(`\nThe model asked: ${q}\n`);
+        process.stderr.write(`\nThe model asked: ${terminalSafe(q)}\n`);
         const answer = await question(rl, 'Your answer (empty: let it pick the safest option): ', signal);
         return answer === null || answer.trim() === '' ? null : answer.trim();
       } finally {

@@ -9,6 +9,7 @@ import type { AgentEvent, EventPayload, WireEvent } from '../agent/events.js';
 import { SCHEMA_VERSION } from '../agent/events.js';
 import { isLoopEvent, loopEventText, type LoopTextOptions } from './loop-text.js';
 import { createProgress, type Progress } from './progress.js';
+import { jsonLine, terminalSafe, unfinishedSequenceAt } from './terminal-text.js';
 
 export type OutputMode = 'text' | 'json' | 'stream-json';
 
@@ -23,6 +24,12 @@ export interface OutputOptions {
 
 type ResultPayload = Omit<EventPayload<'result'>, never>;
 
+/**
+ * Longest unfinished escape sequence held back between streamed pieces; beyond it the piece is
+ * printed with its controls removed (an OSC 52 payload may be long, but not this long in text).
+ */
+const MAX_HELD_BACK = 4096;
+
 /** Renders agent events for one command invocation. */
 export class Output {
   private seq = 0;
@@ -30,6 +37,8 @@ export class Output {
   private runId: string | undefined;
   private atLineStart = true;
   private wroteText = false;
+  /** The end of the streamed answer that may be the start of an escape sequence. */
+  private heldBack = '';
   private readonly progress: Progress;
   private loopText: LoopTextOptions = { showStatusBlock: true };
 
@@ -69,7 +78,7 @@ export class Output {
   }
 
   private writeLine(obj: WireEvent): void {
-    this.opts.stdout.write(`${JSON.stringify(obj)}\n`);
+    this.opts.stdout.write(`${jsonLine(obj)}\n`);
   }
 
   /** Writes text to stdout in text mode, tracking whether the last char was a newline. */
@@ -81,10 +90,29 @@ export class Output {
     this.wroteText = true;
   }
 
-  /** A diagnostic for people: stderr, in every mode (never stdout in json modes). */
+  /** The model's answer as it streams: control sequences removed, also when split across pieces. */
+  private streamed(piece: string): void {
+    const joined = this.heldBack + piece;
+    let cut = unfinishedSequenceAt(joined);
+    if (joined.length - cut > MAX_HELD_BACK) cut = joined.length;
+    this.heldBack = joined.slice(cut);
+    this.text(terminalSafe(joined.slice(0, cut)));
+  }
+
+  /** What is left of the streamed answer (an escape sequence that never finished). */
+  private flushStreamed(): void {
+    const rest = this.heldBack;
+    this.heldBack = '';
+    this.text(terminalSafe(rest));
+  }
+
+  /**
+   * A diagnostic for people: stderr, in every mode (never stdout in json modes). Warnings quote
+   * the model's commands: control sequences are removed.
+   */
   diagnostic(message: string): void {
     this.progress.pause();
-    this.opts.stderr.write(`${message}\n`);
+    this.opts.stderr.write(`${terminalSafe(message)}\n`);
   }
 
   event(ev: AgentEvent): void {
@@ -93,7 +121,7 @@ export class Output {
       return;
     }
     if (this.opts.mode === 'json') {
-      if (ev.type === 'warning' && !this.opts.quiet) this.opts.stderr.write(`warning: ${ev.message}\n`);
+      if (ev.type === 'warning' && !this.opts.quiet) this.opts.stderr.write(`warning: ${terminalSafe(ev.message)}\n`);
       return;
     }
     this.renderText(ev);
@@ -102,20 +130,21 @@ export class Output {
   /** A block of text on stdout, on lines of its own with a blank line before it. */
   private block(s: string): void {
     this.progress.stop();
-    this.text(`${this.atLineStart ? (this.wroteText ? '\n' : '') : '\n\n'}${s}\n`);
+    this.flushStreamed();
+    this.text(`${this.atLineStart ? (this.wroteText ? '\n' : '') : '\n\n'}${terminalSafe(s)}\n`);
   }
 
   private renderText(ev: AgentEvent): void {
     if (isLoopEvent(ev)) {
       const shown = loopEventText(ev, this.loopText);
       if (shown.out !== undefined) this.block(shown.out);
-      if (shown.progress !== undefined) this.progress.update(shown.progress);
+      if (shown.progress !== undefined) this.progress.update(terminalSafe(shown.progress));
       return;
     }
     switch (ev.type) {
       case 'text_delta':
         this.progress.stop();
-        this.text(ev.text);
+        this.streamed(ev.text);
         break;
       case 'thinking_delta':
         this.progress.update('thinking…');
@@ -139,6 +168,7 @@ export class Output {
         this.progress.update('waiting for the model…');
         break;
       case 'stream_end':
+        this.flushStreamed();
         if (this.wroteText && !this.atLineStart) this.text('\n');
         break;
       case 'model_info':
@@ -160,6 +190,7 @@ export class Output {
   async result(payload: ResultPayload): Promise<void> {
     this.progress.stop();
     if (this.opts.mode === 'text') {
+      this.flushStreamed();
       if (this.wroteText && !this.atLineStart) this.text('\n');
       if (payload.status !== 'success') {
         for (const e of payload.errors) this.diagnostic(`navi: ${e}`);
@@ -167,9 +198,9 @@ export class Output {
       }
     } else {
       const ev = { ...this.envelope('result'), ...payload };
-      if (this.opts.mode === 'json') this.opts.stdout.write(`${JSON.stringify(ev)}\n`);
+      if (this.opts.mode === 'json') this.opts.stdout.write(`${jsonLine(ev)}\n`);
       else this.writeLine(ev);
-      if (payload.status !== 'success' && !this.opts.quiet) for (const e of payload.errors) this.opts.stderr.write(`navi: ${e}\n`);
+      if (payload.status !== 'success' && !this.opts.quiet) for (const e of payload.errors) this.opts.stderr.write(`navi: ${terminalSafe(e)}\n`);
     }
     await drain(this.opts.stdout);
   }
@@ -182,7 +213,7 @@ export class Output {
     this.progress.stop();
     if (this.opts.mode === 'text') return;
     try {
-      writeSync(1, `${JSON.stringify({ ...this.envelope('result'), ...payload })}\n`);
+      writeSync(1, `${jsonLine({ ...this.envelope('result'), ...payload })}\n`);
     } catch {
       // stdout is gone or full: nothing more can be said.
     }
@@ -193,9 +224,10 @@ export class Output {
   }
 }
 
+/** A tool call for the progress line: the model chose the name and the arguments. */
 function toolLabel(name: string, args: unknown): string {
   const summary = summariseArgs(args);
-  return summary ? `${name} ${summary}` : name;
+  return terminalSafe(summary ? `${name} ${summary}` : name);
 }
 
 /** One short line describing tool arguments for progress output. */

@@ -13,6 +13,7 @@ import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { GlobalArgs } from './global-args.js';
 import { Output } from './output.js';
+import { jsonLine } from './terminal-text.js';
 
 export interface CliSetup {
   cwd: string;
@@ -103,7 +104,7 @@ export async function withStore<T>(argv: GlobalArgs, fn: (store: Store, json: bo
   }
 }
 
-/** One JSON value on stdout, one line. */
+/** One JSON value on stdout, one line (stored model text inside: C1 controls escaped too). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${jsonLine(value)}\n`);
 }

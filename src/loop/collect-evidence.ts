@@ -19,7 +19,7 @@ import {
   type GitStatusEntry,
 } from './git-probe.js';
 import { SKIP_NOT_GIT } from './indicators.js';
-import { isMarkerPath, MARKER_DIR } from './markers.js';
+import { isMarkerPath, markerDirInside } from './markers.js';
 import { codeSimplifiedDeclared } from './signals.js';
 
 /**
@@ -83,7 +83,10 @@ function unique(items: Iterable<string>): string[] {
 
 /** True when a marker file under `.agent/.context-markers/` was written at or after `since`. */
 export async function markerWrittenSince(cwd: string, since: Date): Promise<boolean> {
-  const dir = join(cwd, MARKER_DIR);
+  // A symlinked folder leading out of cwd holds no marker of this run.
+  const inside = markerDirInside(cwd);
+  if (!inside.ok) return false;
+  const dir = inside.abs;
   let names: string[];
   try {
     names = await readdir(dir);

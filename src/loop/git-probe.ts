@@ -47,13 +47,33 @@ export interface GitProbe {
   changedFiles(cwd: string, from: string | null, to?: string): Promise<string[]>;
 }
 
+/**
+ * Options that keep git from running commands while navi looks. The working directory is the
+ * model's: whatever it managed to put into a repository's configuration (`core.fsmonitor` runs a
+ * command on every `git status`), or a bare repository it planted in a directory that was not a
+ * repository (a `config` beside `HEAD`, `objects/` and `refs/`), must not run through navi.
+ * `-c` wins over every configuration file and is passed on to git's own child processes.
+ */
+export const SAFE_GIT_ARGS: readonly string[] = [
+  '--no-pager',
+  '-c', 'core.fsmonitor=false',
+  '-c', 'core.hooksPath=/dev/null',
+  // Only a repository named by GIT_DIR/--git-dir may be bare: none is discovered in the cwd.
+  '-c', 'safe.bareRepository=explicit',
+  '-c', 'diff.external=',
+  // Paths relative to cwd, never quoted.
+  '-c', 'core.quotepath=off',
+];
+
+/** For `git diff`: no external diff program, no textconv filter (both run configured commands). */
+const SAFE_DIFF_ARGS: readonly string[] = ['--no-ext-diff', '--no-textconv'];
+
 function git(cwd: string, args: readonly string[]): Promise<string | null> {
   return new Promise((resolve) => {
     execFile(
       'git',
-      // Paths relative to cwd, never quoted; no optional locks so a concurrent `git commit` by
-      // the agent is not blocked by the runner looking.
-      ['-c', 'core.quotepath=off', ...args],
+      [...SAFE_GIT_ARGS, ...args],
+      // No optional locks, so a concurrent `git commit` by the agent is not blocked by the runner looking.
       { cwd, timeout: GIT_TIMEOUT_MS, maxBuffer: GIT_MAX_BUFFER, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' }, windowsHide: true },
       (err, stdout) => resolve(err ? null : stdout),
     );
@@ -151,7 +171,7 @@ export const systemGit: GitProbe = {
     return Number.isInteger(n) && n >= 0 ? n : 0;
   },
   async changedFiles(cwd, from, to) {
-    const args = ['diff', '--name-only', '--no-renames', '--relative', from ?? EMPTY_TREE];
+    const args = ['diff', ...SAFE_DIFF_ARGS, '--name-only', '--no-renames', '--relative', from ?? EMPTY_TREE];
     if (to !== undefined) args.push(to);
     return lines(await git(cwd, [...args, '--']));
   },

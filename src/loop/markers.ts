@@ -13,11 +13,12 @@
  */
 
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { IndicatorState } from './indicators.js';
 import type { Phase } from './phase.js';
 import { indicatorLines, taskLine } from './status-block.js';
 import { fsErrorCode } from '../config/json-file.js';
+import { resolveInside } from '../tools/paths.js';
 
 /** The markers folder, relative to the run's working directory (navigator's location). */
 export const MARKER_DIR = '.agent/.context-markers';
@@ -127,17 +128,34 @@ export function renderMarker(m: MarkerInput): string {
 }
 
 /**
+ * The markers folder's real path, when it is inside `cwd`. The working directory is the
+ * model's: `.agent` (or the folder in it) may be a symlink, and a marker must not be written
+ * wherever it leads.
+ */
+export function markerDirInside(cwd: string): { ok: true; abs: string } | { ok: false; reason: string } {
+  const resolved = resolveInside(cwd, MARKER_DIR);
+  return resolved.ok ? { ok: true, abs: resolved.abs } : { ok: false, reason: `${resolved.reason}; no marker written` };
+}
+
+/**
  * Writes the marker under `cwd`, creating the folders; never overwrites (a second marker in the
- * same minute gets `-2`, `-3`… before `.md`). Returns the path written, relative to `cwd`.
+ * same minute gets `-2`, `-3`… before `.md`), and never follows a symlink out of `cwd` (the
+ * folder is checked before and after it is created; the file is created exclusively, so a
+ * symlink in its place is not followed either). Returns the path written, relative to `cwd`.
  */
 export async function writeMarker(cwd: string, m: MarkerInput): Promise<string> {
   const base = markerFileName(m.date, m.name, m.kind);
-  await mkdir(join(cwd, MARKER_DIR), { recursive: true });
+  const before = markerDirInside(cwd);
+  if (!before.ok) throw new Error(before.reason);
+  await mkdir(before.abs, { recursive: true });
+  // Checked again: a folder swapped for a symlink while it was being created.
+  const dir = markerDirInside(cwd);
+  if (!dir.ok) throw new Error(dir.reason);
   const text = renderMarker(m);
   for (let n = 1; n <= MAX_SUFFIX; n++) {
     const rel = n === 1 ? base : base.replace(/\.md$/, `-${n}.md`);
     try {
-      await writeFile(join(cwd, rel), text, { flag: 'wx' });
+      await writeFile(join(dir.abs, basename(rel)), text, { flag: 'wx' });
       return rel;
     } catch (err) {
       if (fsErrorCode(err) !== 'EEXIST') throw err;

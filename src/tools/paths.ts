@@ -92,3 +92,27 @@ export function resolveInside(cwd: string, userPath: string): ResolveResult {
   const rel = path.relative(isInside(base, lexical) ? base : root, lexical);
   return { ok: true, abs: resolved.real, rel: rel === '' ? '.' : rel };
 }
+
+/**
+ * True when `rel` (a path relative to the working directory) has a component named `.git`, in
+ * any case (case-insensitive file systems): git's own directory, or a worktree's `.git` file.
+ */
+export function inGitDir(rel: string): boolean {
+  return rel.split(/[\\/]/).some((part) => part.toLowerCase() === '.git');
+}
+
+/**
+ * `resolveInside` for tools that write: also refuses anything inside a `.git` directory, named
+ * directly or reached through a symlink. Git runs commands named in `.git/config`
+ * (`core.fsmonitor`, filters, aliases) and `.git/hooks/` — navi's own loop-mode `git status`
+ * among them — so writing there is running code.
+ */
+export function resolveWritable(cwd: string, userPath: string): ResolveResult {
+  const resolved = resolveInside(cwd, userPath);
+  if (!resolved.ok) return resolved;
+  const real = path.relative(fs.realpathSync(cwd), resolved.abs);
+  if (inGitDir(resolved.rel) || inGitDir(real)) {
+    return { ok: false, reason: `${userPath} is inside .git/; git runs commands from its config and hooks, so file tools do not write there` };
+  }
+  return resolved;
+}

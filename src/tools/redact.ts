@@ -1,6 +1,6 @@
 /**
- * Secret redaction (SPEC §10): values of secret-looking environment variables never reach the
- * model, the database or any output through a tool.
+ * Secret redaction (SPEC §10): values of secret-looking environment variables, and passwords in
+ * URLs held by any variable, never reach the model, the database or any output through a tool.
  *
  * Output is often cut (the shell's head+tail cap, a long line in a search result): a secret the
  * cut splits is no longer whole, so replacing whole values would leave its first or last
@@ -8,11 +8,54 @@
  * beginning (or end) of a secret next to the cut: `redactBeforeCut` / `redactAfterCut`.
  */
 
-/** Names that mark an environment variable as secret. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD/i;
+/** Names that mark an environment variable's whole value as secret. */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|DATABASE_URL/i;
 
 /** Shorter values are too likely to be ordinary words or numbers ("true", "1234") to redact. */
 const MIN_SECRET_LENGTH = 6;
+
+/** `scheme://user:password@` anywhere in a value (the password may hold `/`, not `@`). */
+const URL_CREDENTIALS = /[a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]*:([^\s@]+)@/gi;
+/** `?password=…` / `&password=…` in a URL (libpq and postgres.js accept it). */
+const URL_PASSWORD_PARAM = /[?&]password=([^&#\s]+)/gi;
+
+/** One redaction: each occurrence of `find` becomes `replacement`. */
+export interface SecretRule {
+  find: string;
+  replacement: string;
+}
+
+/** `text` percent-decoded, or itself when it is not valid percent-encoding. */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The redaction rules for one environment variable, in one place:
+ * - a secret-looking name (KEY, TOKEN, SECRET, PASSWORD, PASSWD, DATABASE_URL): the whole value;
+ * - a URL with a password in the value, whatever the name (`OLLAMA_HOST=http://u:p@h`): the
+ *   password, as written and percent-decoded; a password too short to redact on its own is
+ *   redacted where it stands, between `:` and `@`.
+ * Values shorter than MIN_SECRET_LENGTH are never redacted on their own.
+ */
+export function secretRules(name: string, value: string): SecretRule[] {
+  const tag = `[REDACTED:${name}]`;
+  const rules: SecretRule[] = [];
+  if (SECRET_NAME.test(name) && value.length >= MIN_SECRET_LENGTH) rules.push({ find: value, replacement: tag });
+  const passwords = [...value.matchAll(URL_CREDENTIALS)].map((m) => ({ password: m[1] ?? '', inUserinfo: true }));
+  for (const m of value.matchAll(URL_PASSWORD_PARAM)) passwords.push({ password: m[1] ?? '', inUserinfo: false });
+  for (const { password, inUserinfo } of passwords) {
+    for (const form of new Set([password, decoded(password)])) {
+      if (form.length >= MIN_SECRET_LENGTH) rules.push({ find: form, replacement: tag });
+      else if (inUserinfo && form === password) rules.push({ find: `:${form}@`, replacement: `:${tag}@` });
+    }
+  }
+  return rules;
+}
 
 /** What tools are handed (`ToolContext.redact`): text in, text with the secrets replaced out. */
 export type RedactFn = (text: string) => string;
@@ -79,20 +122,19 @@ function dropStart(text: string, drop: number): string {
 }
 
 /**
- * Builds a redactor that replaces each secret value found in `env` by `[REDACTED:NAME]`.
- * One precompiled regex, longest values first so a secret containing another is replaced whole.
+ * Builds a redactor from the `secretRules` of every variable in `env`. One precompiled regex,
+ * longest first so a secret containing another is replaced whole.
  */
 export function createRedactor(env: Record<string, string | undefined>): Redactor {
-  const nameByValue = new Map<string, string>();
+  const replacementOf = new Map<string, string>();
   for (const name of Object.keys(env).sort()) {
     const value = env[name];
-    if (value === undefined || value.length < MIN_SECRET_LENGTH || !SECRET_NAME.test(name)) continue;
-    if (!nameByValue.has(value)) nameByValue.set(value, name);
+    if (value === undefined) continue;
+    for (const rule of secretRules(name, value)) if (!replacementOf.has(rule.find)) replacementOf.set(rule.find, rule.replacement);
   }
-  const values = [...nameByValue.keys()].sort((a, b) => b.length - a.length);
+  const values = [...replacementOf.keys()].sort((a, b) => b.length - a.length);
   const pattern = values.length === 0 ? undefined : new RegExp(values.map(escapeRegExp).join('|'), 'g');
-  const redact: RedactFn =
-    pattern === undefined ? (text) => text : (text) => text.replace(pattern, (value) => `[REDACTED:${nameByValue.get(value) ?? 'SECRET'}]`);
+  const redact: RedactFn = pattern === undefined ? (text) => text : (text) => text.replace(pattern, (value) => replacementOf.get(value) ?? '[REDACTED]');
   // Whole secrets are replaced first; what is left next to the cut can only be a piece of one.
   return Object.assign(redact, {
     maxSecretLength: values[0]?.length ?? 0,

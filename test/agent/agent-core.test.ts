@@ -3,6 +3,7 @@
  * long-term memory and compression — driven by a scripted model, with an in-memory store.
  */
 import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
 import { Agent, type TurnOptions } from '../../src/agent/agent.js';
 import { parseFacts } from '../../src/agent/memory-extraction.js';
 import { MemoryStore } from '../support/memory-store.js';
@@ -128,6 +129,68 @@ describe('sub-agents', () => {
     expect(completed).toBe(false);
     expect(typeof text).toBe('string');
     expect(await store.state.getScratchpad('parent')).toEqual([expect.objectContaining({ key: 'k', value: 'v' })]);
+  });
+});
+
+describe('the tool ceiling: spawn_agent and switch_profile never widen the tools', () => {
+  const toolsOf = (req: { tools?: Array<{ function: { name: string } }> } | undefined): string[] => req?.tools?.map((t) => t.function.name) ?? [];
+  const WIDENING = ['shell', 'write_file', 'edit_file'];
+
+  it('a researcher spawning a default sub-agent gives it no shell or writes, and says so', async () => {
+    const { agent, llm } = setup([
+      { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'touch a file', profile_id: 'default' } }] },
+      { toolCalls: [{ name: 'shell', arguments: { command: 'touch pwned' } }, { name: 'write_file', arguments: { path: 'pwned.txt', content: 'x' } }] },
+      { content: 'could not' },
+      { content: 'done' },
+    ]);
+    const opts = options({ profileId: 'researcher' });
+    const { events } = await collect(agent.runStream(opts));
+    const subTools = toolsOf(llm.requests[1]);
+    expect(subTools).toContain('read_file');
+    for (const t of WIDENING) expect(subTools).not.toContain(t);
+    const subCalls = events.filter((e) => e.type === 'tool_call' && e.is_subagent === true);
+    expect(subCalls.map((e) => e.type === 'tool_call' && e.ok)).toEqual([false, false]);
+    expect(subCalls.every((e) => e.type === 'tool_call' && /unknown tool/.test(e.output))).toBe(true);
+    expect(existsSync(`${opts.cwd}/pwned`) || existsSync(`${opts.cwd}/pwned.txt`)).toBe(false);
+    const spawn = events.find((e) => e.type === 'tool_call' && e.name === 'spawn_agent' && e.is_subagent !== true);
+    expect(spawn?.type === 'tool_call' && spawn.output).toMatch(/^\[sub-agent 'default' ran without write_file, edit_file, shell: .*\]\ncould not$/);
+    const warning = events.find((e) => e.type === 'warning' && e.code === 'tools_dropped');
+    expect(warning?.type === 'warning' && warning.message).toMatch(/sub-agent 'default' gets no write_file, edit_file, shell/);
+  });
+
+  it('nothing is dropped (and nothing said) when the parent has the tools', async () => {
+    const { agent } = setup([{ toolCalls: [{ name: 'spawn_agent', arguments: { task: 'look', profile_id: 'researcher' } }] }, { content: 'seen' }, { content: 'done' }]);
+    const { events } = await collect(agent.runStream(options()));
+    const spawn = events.find((e) => e.type === 'tool_call' && e.name === 'spawn_agent' && e.is_subagent !== true);
+    expect(spawn).toMatchObject({ ok: true, output: 'seen' });
+    expect(events.some((e) => e.type === 'warning')).toBe(false);
+  });
+
+  it('switch_profile to a wider profile keeps the current tools, and switching back and forth never regains them', async () => {
+    const researcher = profiles.profiles.get('researcher');
+    if (!researcher) throw new Error('no researcher profile');
+    const limited = {
+      ...researcher,
+      id: 'limited',
+      settings: { ...researcher.settings, tools: { agent: [...researcher.settings.tools.agent, 'switch_profile'], subagent: researcher.settings.tools.subagent } },
+    };
+    const set = { ...profiles, profiles: new Map([...profiles.profiles, ['limited', limited]]) };
+    const llm = new ScriptedLlm([
+      { toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'default' } }] },
+      { toolCalls: [{ name: 'shell', arguments: { command: 'echo hi' } }, { name: 'switch_profile', arguments: { profile_id: 'coder' } }] },
+      { content: 'done' },
+    ]);
+    const agent = new Agent({ llm, store: Promise.resolve(new MemoryStore()), tools: registry, profiles: set });
+    const { events } = await collect(agent.runStream(options({ profileId: 'limited' })));
+    for (const req of llm.requests) for (const t of WIDENING) expect(toolsOf(req)).not.toContain(t);
+    // The switch itself happened: default's prompt, and default's remember/forget dropped too.
+    expect(llm.requests[1]?.messages[0]?.content).not.toBe(llm.requests[0]?.messages[0]?.content);
+    expect(toolsOf(llm.requests[1])).toContain('switch_profile');
+    const results = events.filter((e) => e.type === 'tool_call');
+    expect(results[0]).toMatchObject({ ok: true });
+    expect(results[0]?.type === 'tool_call' && results[0].output).toMatch(/^Switched to profile 'default' from the next step on, without write_file, edit_file, shell, remember, forget: /);
+    expect(results[1]).toMatchObject({ ok: false, name: 'shell' });
+    expect(events.filter((e) => e.type === 'warning' && e.code === 'tools_dropped')).toHaveLength(2);
   });
 });
 

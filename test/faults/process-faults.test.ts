@@ -78,6 +78,30 @@ function busyScript(turns: number): FakeScript {
 }
 
 forEachBackend((backend) => {
+  describe('stopping a catastrophic search', () => {
+    it('SIGINT while search_files runs ^(a+)+$ on a long line of a\'s: exit 130 within 2 s, the search stored as interrupted', async () => {
+      const s = await scenario(backend, {
+        turns: [{ tool_calls: [{ name: 'search_files', arguments: { pattern: '^(a+)+$' } }] }, { content: 'never reached' }],
+        on_exhausted: 'error',
+      });
+      // 2^34 backtracking steps: minutes of CPU for a regex on navi's own thread.
+      fs.writeFileSync(path.join(s.cwd, 'aaa.txt'), `${'a'.repeat(34)}!\n`);
+      const proc = s.start(['run', '-o', 'stream-json', 'search'], { env: FAST_TIMEOUTS });
+      await proc.waitForEvent('tool_started');
+      await new Promise((r) => setTimeout(r, 300));
+      proc.kill('SIGINT');
+      const run = await proc.result;
+      const latency = run.exitedAt - (run.signalsSentAt[0] ?? 0);
+      measured.push(`${backend.kind}: SIGINT during a catastrophic search: exit ${latency} ms after the signal`);
+      expectCleanExit(run, [130]);
+      expect(latency, `exit ${latency} ms after SIGINT`).toBeLessThan(TOOL_STOP_LATENCY_MS);
+      const events = expectValidStream(run);
+      expect(eventsOf(events, 'tool_call').map((e) => [e.name, e.ok, e.output])).toEqual([['search_files', false, expect.stringMatching(/^interrupted/)]]);
+      expect(resultOf(run)).toMatchObject({ status: 'interrupted', exit_code: 130 });
+      await expectConsistentSession(s.db, String(resultOf(run).session_id));
+    }, SCENARIO_TIMEOUT_MS);
+  });
+
   describe('stopping while a tool runs', () => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       it(`${signal} during \`sleep 30\`: exit 130 within 2 s, its process group gone, the call and an "interrupted" result stored, the session continues`, async () => {

@@ -117,6 +117,46 @@ forEachBackend((backend) => {
     }, SCENARIO_TIMEOUT_MS);
   });
 
+  describe('shell timeout', () => {
+    it('the model cannot raise tools.shell.timeout_s: a timeout_s of 999999 still stops at the configured 1 s', async () => {
+      const marker = sleepMarker(30);
+      reapOnFinish(`sleep ${marker}`);
+      const s = await scenario(backend, {
+        turns: [{ tool_calls: [{ name: 'shell', arguments: { command: `sleep ${marker}`, timeout_s: 999_999 } }] }, { content: 'stopped' }],
+        on_exhausted: 'error',
+      });
+      fs.writeFileSync(path.join(s.cwd, '.nav-config.json'), JSON.stringify({ tools: { shell: { timeout_s: 1 } } }));
+      const run = await s.navi(['run', '-o', 'stream-json', 'wait long'], { env: FAST_TIMEOUTS });
+      expectCleanExit(run, [0]);
+      const call = eventsOf(expectValidStream(run), 'tool_call')[0];
+      expect(call).toMatchObject({ ok: false, output: '[timed out after 1 s; timeout_s is capped at tools.shell.timeout_s]' });
+      expect(Number(call?.duration_ms)).toBeLessThan(4_000);
+      expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    }, SCENARIO_TIMEOUT_MS);
+  });
+
+  describe('search timeout', () => {
+    it('a catastrophic regex in search_files ends at tools.shell.timeout_s as a result; the run goes on, exit 0', async () => {
+      const s = await scenario(backend, {
+        turns: [
+          { tool_calls: [{ name: 'search_files', arguments: { pattern: '^(a+)+$' } }] },
+          { tool_calls: [{ name: 'search_files', arguments: { pattern: 'a{3}!' } }] },
+          { content: 'searched' },
+        ],
+        on_exhausted: 'error',
+      });
+      fs.writeFileSync(path.join(s.cwd, '.nav-config.json'), JSON.stringify({ tools: { shell: { timeout_s: 1 } } }));
+      fs.writeFileSync(path.join(s.cwd, 'aaa.txt'), `${'a'.repeat(34)}!\n`);
+      const run = await s.navi(['run', '-o', 'stream-json', 'search'], { env: FAST_TIMEOUTS });
+      expectCleanExit(run, [0]);
+      const calls = eventsOf(expectValidStream(run), 'tool_call');
+      expect(calls[0]).toMatchObject({ ok: false, output: expect.stringMatching(/^search timed out after 1 s: \/\^\(a\+\)\+\$\/ /) as unknown });
+      expect(Number(calls[0]?.duration_ms)).toBeLessThan(3_000);
+      expect(calls[1]).toMatchObject({ ok: true, output: `aaa.txt:1: ${'a'.repeat(34)}!` });
+      expect(resultOf(run)).toMatchObject({ status: 'success', result: 'searched' });
+    }, SCENARIO_TIMEOUT_MS);
+  });
+
   describe('file tool faults', () => {
     it('escapes, symlinks out, a FIFO, a device, a binary file: each a failed result the model sees, nothing leaks or blocks, exit 0', async () => {
       const outside = tempDir('outside');

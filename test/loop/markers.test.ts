@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IndicatorState } from '../../src/loop/indicators.js';
-import { isMarkerPath, markerFileName, markerSlug, renderMarker, writeMarker, type MarkerInput } from '../../src/loop/markers.js';
+import { isMarkerPath, markerDirInside, markerFileName, markerSlug, renderMarker, writeMarker, type MarkerInput } from '../../src/loop/markers.js';
 
 // Local time on purpose: markers are named in the user's clock.
 const date = new Date(2026, 0, 5, 9, 7, 30);
@@ -111,5 +111,46 @@ describe('writeMarker', () => {
     expect(second).toBe('.agent/.context-markers/2026-01-05-0907_fix-tests-2.md');
     expect(readFileSync(join(dir, first), 'utf8')).toContain('- Fixed sum()');
     expect(readFileSync(join(dir, second), 'utf8')).toContain('- second');
+  });
+
+  describe('symlinks', () => {
+    let outside = '';
+    afterEach(() => {
+      if (outside !== '') rmSync(outside, { recursive: true, force: true });
+    });
+    const setUp = (): void => {
+      dir = realpathSync(mkdtempSync(join(tmpdir(), 'navi-markers-')));
+      outside = realpathSync(mkdtempSync(join(tmpdir(), 'navi-markers-outside-')));
+    };
+
+    it.each([
+      ['.agent is a symlink out', (): void => symlinkSync(outside, join(dir, '.agent'))],
+      ['.agent/.context-markers is a symlink out', (): void => (mkdirSync(join(dir, '.agent')), symlinkSync(outside, join(dir, '.agent', '.context-markers')))],
+      ['.agent is a dangling symlink', (): void => symlinkSync(join(outside, 'not-yet'), join(dir, '.agent'))],
+    ])('%s: refused, nothing written outside', async (_what, plant) => {
+      setUp();
+      plant();
+      expect(markerDirInside(dir).ok).toBe(false);
+      await expect(writeMarker(dir, { ...input, date })).rejects.toThrow(/(leads outside the working directory through a symlink|dangling symlink); no marker written$/);
+      expect(readdirSync(outside)).toEqual([]);
+    });
+
+    it('a symlinked .agent that stays inside is fine', async () => {
+      setUp();
+      mkdirSync(join(dir, 'state'));
+      symlinkSync(join(dir, 'state'), join(dir, '.agent'));
+      const rel = await writeMarker(dir, { ...input, date });
+      expect(readFileSync(join(dir, 'state', '.context-markers', rel.split('/').at(-1) ?? ''), 'utf8')).toContain('# Loop complete');
+    });
+
+    it('a symlink planted at the marker file name is not followed', async () => {
+      setUp();
+      mkdirSync(join(dir, '.agent', '.context-markers'), { recursive: true });
+      writeFileSync(join(outside, 'target.md'), 'untouched\n');
+      symlinkSync(join(outside, 'target.md'), join(dir, markerFileName(date, input.name, 'complete')));
+      const rel = await writeMarker(dir, { ...input, date });
+      expect(rel).toBe('.agent/.context-markers/2026-01-05-0907_fix-tests-2.md');
+      expect(readFileSync(join(outside, 'target.md'), 'utf8')).toBe('untouched\n');
+    });
   });
 });

@@ -76,6 +76,33 @@ forEachBackend((backend) => {
       expect(leaked(await dumpDatabase(s.db)), 'secrets in the database').toEqual([]);
     }, LONG_SCENARIO_TIMEOUT_MS);
 
+    it('DATABASE_URL and passwords in URL-valued variables are redacted from what the shell prints', async () => {
+      const urls = {
+        // --ollama-host wins over this, so the run still reaches the fake.
+        OLLAMA_HOST: 'http://navi:ollama-pass-777@gpu.example:11434',
+        PIP_INDEX_URL: 'https://me:p%40ss-index-42@pypi.example/simple',
+        MIRROR_URL: 'https://u:pw@mirror.example/',
+      };
+      const s = await scenario(backend, {
+        turns: [{ tool_calls: [{ name: 'shell', arguments: { command: 'printenv; echo "db=$DATABASE_URL"' } }] }, { content: 'done' }],
+        on_exhausted: 'error',
+      });
+      const run = await s.navi(['run', '-o', 'stream-json', 'show me the environment'], { env: urls });
+      expect(run.code, describeRun(run)).toBe(0);
+      const output = String(eventsOf(expectValidStream(run), 'tool_call')[0]?.output);
+      expect(output).toContain('OLLAMA_HOST=http://navi:[REDACTED:OLLAMA_HOST]@gpu.example:11434');
+      expect(output).toContain('PIP_INDEX_URL=https://me:[REDACTED:PIP_INDEX_URL]@pypi.example/simple');
+      expect(output).toContain('MIRROR_URL=https://u:[REDACTED:MIRROR_URL]@mirror.example/');
+      const dbUrl = s.db.env.DATABASE_URL;
+      // The PostgreSQL variant runs with DATABASE_URL set (PGlite has none to show).
+      if (dbUrl !== undefined) {
+        expect(output).toContain('db=[REDACTED:DATABASE_URL]');
+        expect(run.stdout + run.stderr).not.toContain(dbUrl);
+      } else expect(output).toContain('db=\n');
+      const everywhere = run.stdout + run.stderr + JSON.stringify(s.chats().map((r) => r.body)) + (await dumpDatabase(s.db));
+      for (const secret of ['ollama-pass-777', 'p%40ss-index-42', ':pw@']) expect(everywhere, secret).not.toContain(secret);
+    }, SCENARIO_TIMEOUT_MS);
+
     it('a secret cut by the shell output cap leaves no fragment behind', async () => {
       // max_output_bytes 64 keeps 32 bytes of head: 20 x's and the first 12 characters of the token.
       const s = await scenario(backend, {

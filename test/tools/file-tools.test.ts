@@ -3,6 +3,7 @@ import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { builtinTools } from '../../src/tools/builtin/index.js';
+import { searchMode } from '../../src/tools/builtin/search-files.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import type { ToolResult } from '../../src/tools/types.js';
 import { type TestContext, makeContext, removeDir, tempDir } from './helpers.js';
@@ -121,6 +122,27 @@ describe('read_file', () => {
   });
 });
 
+describe('.git is not writable', () => {
+  it('write_file and edit_file refuse .git/ paths with a clear result; reading is fine', async () => {
+    await mkdir(path.join(cwd, '.git', 'hooks'), { recursive: true });
+    await writeFile(path.join(cwd, '.git', 'config'), '[core]\n\tbare = false\n');
+    const refusals = [
+      await call('write_file', { path: '.git/config', content: '[core]\n\tfsmonitor = touch PWNED\n' }),
+      await call('write_file', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch PWNED\n' }),
+      await call('write_file', { path: 'vendor/lib/.git/config', content: 'x' }),
+      await call('edit_file', { path: '.git/config', old_string: 'bare = false', new_string: 'fsmonitor = touch PWNED' }),
+    ];
+    for (const r of refusals) {
+      expect(r.ok).toBe(false);
+      expect(r.output).toMatch(/^refused: .* is inside \.git\/; git runs commands from its config and hooks, so file tools do not write there$/);
+    }
+    expect(await readFile(path.join(cwd, '.git', 'config'), 'utf8')).toBe('[core]\n\tbare = false\n');
+    await expect(readFile(path.join(cwd, '.git', 'hooks', 'pre-commit'))).rejects.toThrow();
+    expect(await call('read_file', { path: '.git/config' })).toMatchObject({ ok: true });
+    expect(await call('write_file', { path: '.gitignore', content: 'dist\n' })).toMatchObject({ ok: true });
+  });
+});
+
 describe('write_file', () => {
   it('creates parent directories and reports bytes written', async () => {
     expect(await call('write_file', { path: 'deep/er/x.txt', content: 'héllo' })).toEqual({
@@ -216,5 +238,55 @@ describe('search_files', () => {
     const result = await call('search_files', { pattern: 'match' });
     expect(result.output.split('\n').filter((l) => l.startsWith('many.txt:'))).toHaveLength(200);
     expect(result.output).toContain('[stopped after 200 matches');
+    const regex = await call('search_files', { pattern: 'mat+ch$' });
+    expect(regex.output.split('\n').filter((l) => l.startsWith('many.txt:'))).toHaveLength(200);
+    expect(regex.output).toContain('[stopped after 200 matches');
+  });
+
+  it.each([
+    ['hello', 'literal'],
+    ['hello world-1/2', 'literal'],
+    ['hello(world', 'literal'],
+    ['[unclosed', 'literal'],
+    ['hel+o', 'regex'],
+    ['^(a+)+$', 'regex'],
+    ['a.b', 'regex'],
+  ])('searchMode(%j) is %s', (pattern, kind) => {
+    expect(searchMode(pattern).kind).toBe(kind);
+  });
+
+  describe('a catastrophic regex', () => {
+    const CATASTROPHIC = '^(a+)+$';
+    beforeEach(async () => {
+      // 30 a's: about 2^30 backtracking steps, seconds on the main thread (so that without the
+      // worker these tests fail instead of hanging the suite); every added `a` doubles it.
+      await writeFile(path.join(cwd, 'src', 'aaa.txt'), `${'a'.repeat(30)}!\n`);
+    });
+
+    it('times out at tools.shell.timeout_s as a clear result, with what it found before', async () => {
+      await writeFile(path.join(cwd, 'src', '0-first.txt'), 'aaaa\n');
+      ctx = makeContext(cwd, { shell: { allow: [], deny: [], timeoutS: 1, maxOutputBytes: 65536 } });
+      const started = Date.now();
+      const result = await call('search_files', { pattern: CATASTROPHIC, path: 'src' });
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(result.ok).toBe(false);
+      expect(result.output).toMatch(/^search timed out after 1 s: \/\^\(a\+\)\+\$\/ backtracks too much or there is too much to search; simplify the pattern or narrow the path/);
+      // The worker was replaced: the next regex search works.
+      expect(await call('search_files', { pattern: 'hel+o\\(', path: 'src/sub' })).toEqual({ ok: true, output: 'src/sub/b.ts:1: hello(world)' });
+    });
+
+    it('stops at once when the run is stopped (the event loop stays free)', async () => {
+      const stop = new AbortController();
+      ctx = makeContext(cwd, { signal: stop.signal });
+      const started = Date.now();
+      const ticks: number[] = [];
+      const ticker = setInterval(() => ticks.push(Date.now()), 50);
+      setTimeout(() => stop.abort(), 300);
+      const result = call('search_files', { pattern: CATASTROPHIC });
+      await expect(result).rejects.toThrow();
+      clearInterval(ticker);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(ticks.length, 'timers ran while the regex did').toBeGreaterThanOrEqual(4);
+    });
   });
 });

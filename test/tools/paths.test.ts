@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveInside } from '../../src/tools/paths.js';
+import { inGitDir, resolveInside, resolveWritable } from '../../src/tools/paths.js';
 import { removeDir, tempDir } from './helpers.js';
 
 let root: string;
@@ -85,5 +85,39 @@ describe('resolveInside', () => {
 
   it('refuses everything when the working directory does not exist', () => {
     expect(resolveInside(path.join(root, 'missing'), 'a')).toMatchObject({ ok: false });
+  });
+});
+
+describe('inGitDir', () => {
+  it.each([
+    ['.git', true],
+    ['.git/config', true],
+    ['.git/hooks/pre-commit', true],
+    ['sub/.git/config', true],
+    ['.GIT/config', true],
+    ['a\\.git\\config', true],
+    ['.gitignore', false],
+    ['.github/workflows/ci.yml', false],
+    ['x.git/config', false],
+    ['git/config', false],
+    ['.', false],
+  ])('%j → %s', (rel, want) => {
+    expect(inGitDir(rel)).toBe(want);
+  });
+});
+
+describe('resolveWritable', () => {
+  it('refuses paths inside .git, named or through a symlink, and allows the rest like resolveInside', async () => {
+    await mkdir(path.join(cwd, '.git', 'hooks'), { recursive: true });
+    await symlink(path.join(cwd, '.git'), path.join(cwd, 'gitdir-link'));
+    for (const p of ['.git/config', '.git/hooks/post-checkout', 'src/../.git/config', 'sub/.git/config', 'gitdir-link/config', path.join(cwd, '.git', 'config')]) {
+      const r = resolveWritable(cwd, p);
+      expect(r, p).toMatchObject({ ok: false });
+      if (!r.ok) expect(r.reason).toContain('is inside .git/; git runs commands from its config and hooks');
+    }
+    expect(resolveWritable(cwd, '.gitignore')).toMatchObject({ ok: true, rel: '.gitignore' });
+    const out = resolveWritable(cwd, 'out-link/x');
+    expect(out.ok).toBe(false);
+    if (!out.ok) expect(out.reason).toContain('through a symlink');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HeadTailCollector, capText } from '../../src/tools/output-cap.js';
-import { createRedactor, redactAfterCut, redactBeforeCut } from '../../src/tools/redact.js';
+import { createRedactor, redactAfterCut, redactBeforeCut, secretRules, type SecretRule } from '../../src/tools/redact.js';
 
 describe('capText', () => {
   it('returns text within the cap unchanged', () => {
@@ -53,6 +53,36 @@ describe('HeadTailCollector', () => {
   });
 });
 
+describe('secretRules: what one environment variable contributes', () => {
+  const tag = (name: string): string => `[REDACTED:${name}]`;
+  const whole = (name: string, value: string): SecretRule => ({ find: value, replacement: tag(name) });
+  const cases: Array<[string, string, string, SecretRule[]]> = [
+    ['a secret-looking name: the whole value', 'GITHUB_TOKEN', 'ghp_tokenvalue', [whole('GITHUB_TOKEN', 'ghp_tokenvalue')]],
+    ['PASSWD counts too', 'SMTP_PASSWD', 'hunter22', [whole('SMTP_PASSWD', 'hunter22')]],
+    ['a short value is never redacted on its own', 'API_KEY', 'abc', []],
+    ['an ordinary name and value: nothing', 'HOME', '/home/someone', []],
+    ['a URL without a password: nothing', 'OLLAMA_HOST', 'http://127.0.0.1:11434', []],
+    ['a URL with a user only: nothing', 'MIRROR', 'https://user@mirror.example/x', []],
+    ['DATABASE_URL: the whole value, even without a password', 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/app', [whole('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/app')]],
+    [
+      'DATABASE_URL with a password: the whole value and the password',
+      'DATABASE_URL',
+      'postgres://app:pg-pass-123@db:5432/app',
+      [whole('DATABASE_URL', 'postgres://app:pg-pass-123@db:5432/app'), whole('DATABASE_URL', 'pg-pass-123')],
+    ],
+    ['any name with a URL password: the password', 'OLLAMA_HOST', 'http://navi:ollama-pass@gpu:11434', [whole('OLLAMA_HOST', 'ollama-pass')]],
+    ['a short URL password: redacted where it stands', 'OLLAMA_HOST', 'http://u:p@h', [{ find: ':p@', replacement: ':[REDACTED:OLLAMA_HOST]@' }]],
+    ['a percent-encoded password: as written and decoded', 'PIP_INDEX_URL', 'https://me:p%40ss%2Fword@pypi.example/simple', [whole('PIP_INDEX_URL', 'p%40ss%2Fword'), whole('PIP_INDEX_URL', 'p@ss/word')]],
+    ['a password holding a slash', 'REPO', 'https://me:ab/cd/ef@git.example/r.git', [whole('REPO', 'ab/cd/ef')]],
+    ['several URLs in one value', 'MIRRORS', 'http://a:first-pass@h1 http://b:second-pass@h2', [whole('MIRRORS', 'first-pass'), whole('MIRRORS', 'second-pass')]],
+    ['a password= query parameter', 'PG_DSN', 'postgres://db/app?sslmode=require&password=query-pass-1', [whole('PG_DSN', 'query-pass-1')]],
+    ['an @ in the query is not a password', 'FEED', 'https://feed.example/x?mail=a:b@c', []],
+  ];
+  it.each(cases)('%s', (_what, name, value, rules) => {
+    expect(secretRules(name, value)).toEqual(rules);
+  });
+});
+
 describe('createRedactor', () => {
   const env = {
     OPENAI_API_KEY: 'sk-abcdef123456',
@@ -80,6 +110,14 @@ describe('createRedactor', () => {
   it('escapes regex characters in values', () => {
     const r = createRedactor({ API_KEY: 'a.b*c(d)e$' });
     expect(r('x a.b*c(d)e$ y axbbc(d)e$')).toBe('x [REDACTED:API_KEY] y axbbc(d)e$');
+  });
+
+  it('redacts DATABASE_URL and passwords in any URL-valued variable', () => {
+    const r = createRedactor({ DATABASE_URL: 'postgres://app:pg-pass-123@db:5432/app', OLLAMA_HOST: 'http://u:p@gpu:11434', PATH: '/bin' });
+    expect(r('DATABASE_URL=postgres://app:pg-pass-123@db:5432/app\nOLLAMA_HOST=http://u:p@gpu:11434\nPATH=/bin')).toBe(
+      'DATABASE_URL=[REDACTED:DATABASE_URL]\nOLLAMA_HOST=http://u:[REDACTED:OLLAMA_HOST]@gpu:11434\nPATH=/bin',
+    );
+    expect(r('password is pg-pass-123')).toBe('password is [REDACTED:DATABASE_URL]');
   });
 
   it('is the identity without secrets', () => {

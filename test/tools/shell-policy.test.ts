@@ -32,6 +32,12 @@ describe('checkShellCommand with the default deny list', () => {
     "grep -r 'sudo' .",
     'git push origin main',
     'git push --set-upstream origin feature',
+    'git push origin feature-+x',
+    'git push --follow-tags origin main',
+    'rm -rf /tmp/build',
+    'rm -r -f ./node_modules',
+    'rm -rf ~/.cache/navi-test',
+    'rm -rf build/ dist/',
     'make 2>&1 | tail -n 20',
     'echo hi >&2',
     'ls &>/dev/null',
@@ -45,14 +51,15 @@ describe('checkShellCommand with the default deny list', () => {
   });
 
   it.each([
-    ['rm -rf /', 'rm -rf /'],
-    ['rm -rf /*', 'rm -rf /\\*'],
-    ['rm   -rf   /', 'rm -rf /'],
-    ["rm -rf '/'", 'rm -rf /'],
-    ['/bin/rm -rf /', 'rm -rf /'],
-    ['rm -rf ~', 'rm -rf ~'],
-    ['rm -rf "$HOME"', 'rm -rf $HOME'],
-    ['rm -rf --no-preserve-root /', 'rm *--no-preserve-root*'],
+    ['rm -rf /', 'rm * /'],
+    ['rm -rf /*', 'rm * /\\*'],
+    ['rm   -rf   /', 'rm * /'],
+    ["rm -rf '/'", 'rm * /'],
+    ['/bin/rm -rf /', 'rm * /'],
+    ['rm -rf ~', 'rm * ~'],
+    ['rm -rf "$HOME"', 'rm * $HOME'],
+    ['rm -rf --no-preserve-root /', 'rm * /'],
+    ['rm -rf --no-preserve-root /home', 'rm *--no-preserve-root*'],
     ['mkfs.ext4 /dev/sda1', 'mkfs*'],
     ['dd if=/dev/zero of=/dev/sda', 'dd * of=/dev/*'],
     ['shutdown -h now', 'shutdown*'],
@@ -61,32 +68,48 @@ describe('checkShellCommand with the default deny list', () => {
     ['git push --force origin main', 'git push --force*'],
     ['git push origin main --force', 'git push * --force*'],
     ['git push -f', 'git push -f*'],
+    // Spellings the first default list missed.
+    ['rm -r -f /', 'rm * /'],
+    ['rm -R -f /', 'rm * /'],
+    ['rm -f -r /*', 'rm * /\\*'],
+    ['rm --recursive --force /', 'rm * /'],
+    ['rm -rf -- /', 'rm * /'],
+    ['rm -rf / tmp/build', 'rm * / *'],
+    ['rm -r -f ~/', 'rm * ~/'],
+    ['rm -rf ${HOME}', 'rm * ${HOME}'],
+    ['git push origin +main', 'git push * +*'],
+    ['git push origin +HEAD:main', 'git push * +*'],
+    ['git push +main', 'git push +*'],
+    ['git push --force-with-lease origin main', 'git push --force*'],
+    ['git push origin main --force-with-lease', 'git push * --force*'],
+    ['git push --mirror backup', 'git push --mirror*'],
+    ['git push backup --mirror', 'git push * --mirror*'],
     ['sudo apt-get install x', 'sudo *'],
     // Smuggling: the denied command rides behind or inside an allowed one.
-    ['echo ok; rm -rf /', 'rm -rf /'],
-    ['x && rm -rf /', 'rm -rf /'],
-    ['false || rm -rf /', 'rm -rf /'],
+    ['echo ok; rm -rf /', 'rm * /'],
+    ['x && rm -rf /', 'rm * /'],
+    ['false || rm -rf /', 'rm * /'],
     ['cat x | sudo tee /etc/hosts', 'sudo *'],
-    ['sleep 1 & rm -rf /', 'rm -rf /'],
-    ['echo ok\nrm -rf /', 'rm -rf /'],
-    ['`rm -rf /`', 'rm -rf /'],
-    ['echo `rm -rf /`', 'rm -rf /'],
-    ['$(rm -rf /)', 'rm -rf /'],
-    ['echo "$(rm -rf /)"', 'rm -rf /'],
-    ['echo $(echo $(rm -rf /))', 'rm -rf /'],
-    ['diff <(rm -rf /) x', 'rm -rf /'],
-    ["sh -c 'rm -rf /'", 'rm -rf /'],
-    ['bash -c "rm -rf /"', 'rm -rf /'],
-    ["bash -lc 'echo hi; rm -rf /'", 'rm -rf /'],
-    ["/bin/sh -o pipefail -c 'rm -rf /'", 'rm -rf /'],
-    ["sh -c \"sh -c 'rm -rf /'\"", 'rm -rf /'],
-    ["eval 'rm -rf /'", 'rm -rf /'],
-    ['( rm -rf / )', 'rm -rf /'],
-    ['{ rm -rf /; }', 'rm -rf /'],
-    ['if true; then rm -rf /; fi', 'rm -rf /'],
-    ['nohup rm -rf / &', 'rm -rf /'],
-    ['env FOO=1 rm -rf /', 'rm -rf /'],
-    ['timeout 5 rm -rf /', 'rm -rf /'],
+    ['sleep 1 & rm -rf /', 'rm * /'],
+    ['echo ok\nrm -rf /', 'rm * /'],
+    ['`rm -rf /`', 'rm * /'],
+    ['echo `rm -rf /`', 'rm * /'],
+    ['$(rm -rf /)', 'rm * /'],
+    ['echo "$(rm -rf /)"', 'rm * /'],
+    ['echo $(echo $(rm -rf /))', 'rm * /'],
+    ['diff <(rm -rf /) x', 'rm * /'],
+    ["sh -c 'rm -rf /'", 'rm * /'],
+    ['bash -c "rm -rf /"', 'rm * /'],
+    ["bash -lc 'echo hi; rm -rf /'", 'rm * /'],
+    ["/bin/sh -o pipefail -c 'rm -rf /'", 'rm * /'],
+    ["sh -c \"sh -c 'rm -rf /'\"", 'rm * /'],
+    ["eval 'rm -rf /'", 'rm * /'],
+    ['( rm -rf / )', 'rm * /'],
+    ['{ rm -rf /; }', 'rm * /'],
+    ['if true; then rm -rf /; fi', 'rm * /'],
+    ['nohup rm -rf / &', 'rm * /'],
+    ['env FOO=1 rm -rf /', 'rm * /'],
+    ['timeout 5 rm -rf /', 'rm * /'],
     ['X=1 sudo ls', 'sudo *'],
   ])('denies %j (pattern %s)', (command, pattern) => {
     const verdict = checkShellCommand(command, defaults);
@@ -141,7 +164,7 @@ describe('checkShellCommand with an allow list', () => {
 
   it('still checks substitutions inside an unquoted heredoc', () => {
     const verdict = checkShellCommand('cat <<EOF\n$(rm -rf /)\nEOF', { allow: ['cat *'], deny: [...DEFAULT_SHELL_DENY] });
-    expect(verdict).toMatchObject({ allowed: false, matched: 'rm -rf /' });
+    expect(verdict).toMatchObject({ allowed: false, matched: 'rm * /' });
     const unterminated = checkShellCommand('cat <<EOF\n`sudo x`', { allow: [], deny: [...DEFAULT_SHELL_DENY] });
     expect(unterminated).toMatchObject({ allowed: false, matched: 'sudo *' });
   });
@@ -154,6 +177,12 @@ describe('checkShellCommand with an allow list', () => {
   it('checks allowed wrappers by what they run', () => {
     const verdict = checkShellCommand("echo ok && bash -c 'curl x'", { allow: ['echo *', 'bash *'], deny: [] });
     expect(verdict).toMatchObject({ allowed: false, matched: 'curl x' });
+  });
+});
+
+describe('the default deny list is a list of spellings (documented limits, docs/THREAT-MODEL.md)', () => {
+  it.each(['rm -rf /.', 'rm -rf //', 'git -C . push -f', 'git push -uf'])('%j is not on it', (command) => {
+    expect(checkShellCommand(command, defaults)).toEqual({ allowed: true });
   });
 });
 

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinTools } from '../../src/tools/builtin/index.js';
+import { shellTimeoutS } from '../../src/tools/builtin/shell.js';
 import { createRedactor } from '../../src/tools/redact.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { DEFAULT_SHELL_DENY } from '../../src/tools/shell-policy.js';
@@ -28,7 +29,34 @@ function pidsIn(output: string): number[] {
   return [...output.matchAll(/^PID (\d+)$/gm)].map((m) => Number(m[1]));
 }
 
+describe('shellTimeoutS: the model may lower tools.shell.timeout_s, never raise it', () => {
+  const cases: Array<[number | undefined, number, number]> = [
+    [undefined, 120, 120],
+    [10, 120, 10],
+    [0.5, 120, 0.5],
+    [999_999, 120, 120],
+    [121, 120, 120],
+    [120, 120, 120],
+    [0, 120, 120],
+    [-5, 120, 120],
+    [Number.NaN, 120, 120],
+    [Number.POSITIVE_INFINITY, 1, 1],
+  ];
+  it.each(cases)('requested %s, configured %s → %s', (requested, configured, want) => {
+    expect(shellTimeoutS(requested, configured)).toBe(want);
+  });
+});
+
 describe('shell', () => {
+  it('a timeout_s above tools.shell.timeout_s is capped, and the result says so', async () => {
+    const started = Date.now();
+    const ctx = { shell: { allow: [], deny: [], timeoutS: 1, maxOutputBytes: 65536 } };
+    const { ok, output } = await shell({ command: 'sleep 20', timeout_s: 999_999 }, ctx).result;
+    expect(ok).toBe(false);
+    expect(output).toBe('[timed out after 1 s; timeout_s is capped at tools.shell.timeout_s]');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it('runs in the working directory and reports the exit code', async () => {
     expect(await shell({ command: 'pwd' }).result).toEqual({ ok: true, output: `${cwd}\n[exit code 0]` });
     expect(await shell({ command: 'echo oops >&2; exit 3' }).result).toEqual({ ok: false, output: 'oops\n[exit code 3]' });

@@ -5,6 +5,7 @@ import { userName } from '../runtime.js';
 import { refreshMemory } from '../../agent/memory.js';
 import { memoryCacheFor } from '../memory-cache.js';
 import { printJson, withStore } from '../setup.js';
+import { terminalSafe } from '../terminal-text.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
@@ -20,7 +21,7 @@ export async function memoryList(argv: Args): Promise<number> {
     } else if (facts.length === 0) {
       process.stdout.write(`no memories for ${user} yet (the remember tool adds them)\n`);
     } else {
-      for (const m of facts) process.stdout.write(`${m.id}  ${m.createdAt.toISOString().slice(0, 10)}  ${m.source.padEnd(10)} ${m.fact}\n`);
+      for (const m of facts) process.stdout.write(`${m.id}  ${m.createdAt.toISOString().slice(0, 10)}  ${m.source.padEnd(10)} ${terminalSafe(m.fact)}\n`);
     }
     return 0;
   });

@@ -7,6 +7,7 @@ import { NotFoundError } from '../../errors.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
 import { printJson, withStore } from '../setup.js';
+import { terminalSafe } from '../terminal-text.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
@@ -81,7 +82,7 @@ export async function runsList(argv: Args): Promise<number> {
     for (const r of runs) {
       const progress = `${r.iteration}/${r.maxIterations}`.padStart(5);
       const why = r.reason ? ` (${r.reason})` : '';
-      process.stdout.write(`${r.id}  ${when(r.startedAt)}  ${r.status.padEnd(16)} ${progress}  ${r.taskName}${why}\n`);
+      process.stdout.write(`${terminalSafe(`${r.id}  ${when(r.startedAt)}  ${r.status.padEnd(16)} ${progress}  ${r.taskName}${why}`)}\n`);
     }
     return 0;
   });
@@ -135,7 +136,8 @@ export async function runsShow(argv: Args): Promise<number> {
       lines.push(...decisionLines(it.decision));
       lines.push(it.statusBlock);
     }
-    process.stdout.write(`${lines.join('\n')}\n`);
+    // Status blocks and reasons quote the model (its exit report, questions): no control sequences.
+    process.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`);
     return 0;
   });
 }

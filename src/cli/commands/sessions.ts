@@ -2,6 +2,7 @@
 import { NotFoundError } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
 import { printJson, withStore } from '../setup.js';
+import { terminalSafe } from '../terminal-text.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
@@ -35,7 +36,7 @@ export async function sessionsList(argv: Args): Promise<number> {
     for (const s of sessions) {
       const when = s.updatedAt.toISOString().replace('T', ' ').slice(0, 16);
       const title = s.title.length > 60 ? `${s.title.slice(0, 59)}…` : s.title;
-      process.stdout.write(`${s.id}  ${when}  ${s.kind.padEnd(8)} ${s.profile.padEnd(10)} ${title}\n`);
+      process.stdout.write(`${terminalSafe(`${s.id}  ${when}  ${s.kind.padEnd(8)} ${s.profile.padEnd(10)} ${title}`)}\n`);
     }
     return 0;
   });
@@ -63,13 +64,15 @@ export async function sessionsShow(argv: Args): Promise<number> {
       });
       return 0;
     }
-    process.stdout.write(`session ${session.id} (${session.kind}, profile ${session.profile}, model ${session.model})\ncwd ${session.cwd}\n\n`);
+    // Stored messages hold what the model and its tools wrote: nothing in them may drive the terminal.
+    const out = [`session ${session.id} (${session.kind}, profile ${session.profile}, model ${session.model})`, `cwd ${session.cwd}`, ''];
     for (const m of messages) {
       const label = m.role === 'tool' ? `tool ${m.tool_name ?? ''}`.trim() : m.isPlan ? 'plan' : m.role;
-      process.stdout.write(`── ${label} #${m.seq}\n`);
-      if (m.content) process.stdout.write(`${m.content}\n`);
-      for (const c of m.tool_calls ?? []) process.stdout.write(`→ ${c.name} ${typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)}\n`);
+      out.push(`── ${label} #${m.seq}`);
+      if (m.content) out.push(m.content);
+      for (const c of m.tool_calls ?? []) out.push(`→ ${c.name} ${typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)}`);
     }
+    process.stdout.write(`${out.map(terminalSafe).join('\n')}\n`);
     return 0;
   });
 }

@@ -6,16 +6,28 @@ import { checkShellCommand } from '../shell-policy.js';
 /** Room left under the registry's cap for the omitted-bytes marker and the `[exit code N]` line. */
 const STATUS_RESERVE_BYTES = 128;
 
-function statusLine(result: RunCommandResult, timeoutS: number): string {
+/**
+ * The timeout a call gets: the model may lower `tools.shell.timeout_s` (the user's setting) but
+ * never raise it, so a model cannot keep a command running longer than the user allowed.
+ */
+export function shellTimeoutS(requested: number | undefined, configured: number): number {
+  if (requested === undefined || !Number.isFinite(requested) || requested <= 0) return configured;
+  return Math.min(requested, configured);
+}
+
+function statusLine(result: RunCommandResult, timeoutS: number, requested: number | undefined): string {
   if (result.spawnError !== undefined) return `[could not start: ${result.spawnError}]`;
-  if (result.timedOut) return `[timed out after ${timeoutS} s]`;
+  if (result.timedOut) {
+    const capped = requested !== undefined && requested > timeoutS ? `; timeout_s is capped at tools.shell.timeout_s` : '';
+    return `[timed out after ${timeoutS} s${capped}]`;
+  }
   if (result.exitCode !== null) return `[exit code ${result.exitCode}]`;
   return result.exitSignal !== null ? `[killed by signal ${result.exitSignal}]` : '[killed by signal]';
 }
 
 /**
  * `shell {command, timeout_s?}`: runs `/bin/sh -c command` in the working directory under the
- * `tools.shell` policy. A denied command is a failed result plus a `shell_denied` warning,
+ * `tools.shell` policy, for at most `tools.shell.timeout_s`. A denied command is a failed result plus a `shell_denied` warning,
  * never a prompt. An abort kills the process group and propagates.
  */
 export const shellTool = defineTool({
@@ -32,7 +44,7 @@ export const shellTool = defineTool({
         output: `denied by tools.shell policy: ${verdict.reason}. The user's configuration forbids it; do not retry, find another way.`,
       };
     }
-    const timeoutS = args.timeout_s !== undefined && args.timeout_s > 0 ? args.timeout_s : ctx.shell.timeoutS;
+    const timeoutS = shellTimeoutS(args.timeout_s, ctx.shell.timeoutS);
     const result = await runCommand({
       command: args.command,
       cwd: ctx.cwd,
@@ -44,6 +56,6 @@ export const shellTool = defineTool({
     if (result.aborted) ctx.signal.throwIfAborted();
     const output = result.output;
     const separator = output === '' || output.endsWith('\n') ? '' : '\n';
-    return { ok: result.exitCode === 0 && !result.timedOut, output: output + separator + statusLine(result, timeoutS) };
+    return { ok: result.exitCode === 0 && !result.timedOut, output: output + separator + statusLine(result, timeoutS, args.timeout_s) };
   },
 });

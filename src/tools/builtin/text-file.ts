@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
-import { resolveInside } from '../paths.js';
+import { resolveInside, resolveWritable } from '../paths.js';
 
 /** Bytes sniffed for NUL to call a file binary (what git and grep do). */
 export const BINARY_SNIFF_BYTES = 8 * 1024;
@@ -19,12 +19,13 @@ export type Opened =
   | { ok: false; output: string };
 
 /**
- * Resolves and opens `userPath` for reading. `O_NONBLOCK` makes opening a FIFO return at once
- * instead of waiting for a writer; `fstat` on the opened handle then refuses anything that is
- * not a regular file, with no window for the path to be swapped in between.
+ * Resolves and opens `userPath` for reading (`forEdit`: a file about to be rewritten, so never
+ * one inside `.git/`). `O_NONBLOCK` makes opening a FIFO return at once instead of waiting for
+ * a writer; `fstat` on the opened handle then refuses anything that is not a regular file, with
+ * no window for the path to be swapped in between.
  */
-export async function openRegularFile(cwd: string, userPath: string): Promise<Opened> {
-  const resolved = resolveInside(cwd, userPath);
+export async function openRegularFile(cwd: string, userPath: string, opts: { forEdit?: boolean } = {}): Promise<Opened> {
+  const resolved = opts.forEdit === true ? resolveWritable(cwd, userPath) : resolveInside(cwd, userPath);
   if (!resolved.ok) return { ok: false, output: `refused: ${resolved.reason}` };
   let handle: FileHandle;
   try {
