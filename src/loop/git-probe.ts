@@ -54,7 +54,7 @@ export interface GitProbe {
  * repository (a `config` beside `HEAD`, `objects/` and `refs/`), must not run through navi.
  * `-c` wins over every configuration file and is passed on to git's own child processes.
  */
-export const SAFE_GIT_ARGS: readonly string[] = [
+const SAFE_GIT_ARGS: readonly string[] = [
   '--no-pager',
   '-c', 'core.fsmonitor=false',
   '-c', 'core.hooksPath=/dev/null',
