@@ -119,11 +119,12 @@ forEachBackend((backend) => {
       expect((stored.messages[3]?.tool_calls?.[0]?.arguments as { content: string }).content === content, 'the call is stored whole').toBe(true);
       // Measurements: soft, so one over its bound does not hide the other.
       expect.soft(peak, 'peak RSS (MB) with a 20 MB argument').toBeLessThan(BIG_ARGUMENT_RSS_MB[backend.kind]);
-      // The fake sends the whole line in ~0.1 s; reading it must be linear in its length
-      // (a 20 MB line re-split on every 64 KiB chunk took 4.5 s, and grows with the square).
+      // The fake sends the whole line in ~0.1 s; reading it takes ~1 s on an idle machine and
+      // several on a loaded CI runner. Linearity itself is asserted load-independently by the
+      // 5 MB / 20 MB ratio in test/llm/ollama-client-stream.test.ts; this bound only catches a hang.
       // PostgreSQL only: PGlite runs the 20 MB INSERT on navi's own thread before the tool
       // runs (~2 s here), which this figure would include.
-      if (backend.kind === 'postgres') expect.soft(parseMs, 'ms from the request to the 20 MB file written').toBeLessThan(3_000);
+      if (backend.kind === 'postgres') expect.soft(parseMs, 'ms from the request to the 20 MB file written').toBeLessThan(15_000);
     }, LONG_SCENARIO_TIMEOUT_MS);
 
     it('an endless think stream: the chunk timer never fires while chunks flow, SIGINT stops it within a second, the thinking is kept', async () => {

@@ -169,6 +169,24 @@ describe('chatStream', () => {
     expect(textOf(await collect(llm.chatStream(chatRequest())), 'text')).toBe('second');
     expect(server.turnsServed).toBe(2);
   });
+
+  it('reads one long line in time linear in its length (4 MB vs 16 MB: ratio far below quadratic)', async () => {
+    const turn = (bytes: number): FakeScript['turns'][number] => ({
+      tool_calls: [{ name: 'write_file', arguments: { path: 'big.txt', content: 'x'.repeat(bytes) } }],
+    });
+    const server = await serve({ turns: [turn(1 << 20), turn(4 << 20), turn(16 << 20)] });
+    const llm = clientFor(server.url);
+    const timed = async (): Promise<number> => {
+      const started = performance.now();
+      await llm.chat(chatRequest());
+      return performance.now() - started;
+    };
+    await timed(); // warm-up: code paths compiled, connection open
+    const small = await timed();
+    const large = await timed();
+    // 4× the bytes: linear reading takes ~4× as long, reading with the square ~16×.
+    expect(large / small, `4 MB ${small.toFixed(0)} ms, 16 MB ${large.toFixed(0)} ms`).toBeLessThan(9);
+  });
 });
 
 describe('chat (collected)', () => {
