@@ -7,6 +7,7 @@
 import { writeSync } from 'node:fs';
 import type { AgentEvent, EventPayload, WireEvent } from '../agent/events.js';
 import { SCHEMA_VERSION } from '../agent/events.js';
+import { EXIT } from '../errors.js';
 import { isLoopEvent, loopEventText, type LoopTextOptions } from './loop-text.js';
 import { createProgress, type Progress } from './progress.js';
 import { jsonLine, terminalSafe, unfinishedSequenceAt } from './terminal-text.js';
@@ -23,6 +24,24 @@ export interface OutputOptions {
 }
 
 type ResultPayload = Omit<EventPayload<'result'>, never>;
+
+/**
+ * The `result` written when a second SIGINT/SIGTERM exits at once (no turn finished, nothing
+ * counted): the same for `navi run` and `navi loop`, which add what they know (a run id).
+ */
+export function forcedExitResult(started: number, error: string, extra: Partial<ResultPayload> = {}): ResultPayload {
+  return {
+    status: 'interrupted',
+    reason: 'forced_exit',
+    exit_code: EXIT.interrupted,
+    result: '',
+    ...extra,
+    num_turns: 0,
+    usage: { prompt_tokens: 0, completion_tokens: 0 },
+    duration_ms: Date.now() - started,
+    errors: [error],
+  };
+}
 
 /**
  * Longest unfinished escape sequence held back between streamed pieces; beyond it the piece is

@@ -15,10 +15,9 @@ import { promisify } from 'node:util';
 import { expect, onTestFinished } from 'vitest';
 import { isSummaryAck, isSummaryMessage } from '../../src/agent/compression/summary-message.js';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store, StoredMessage } from '../../src/store/types.js';
 import { makeTempDir, stackLines, type JsonObject, type NaviResult } from '../support/cli.js';
-import type { Backend, TestDatabase } from '../support/databases.js';
+import { databaseHandle, type Backend, type TestDatabase } from '../support/databases.js';
 import { describeRun } from '../scenario/helpers.js';
 
 export {
@@ -429,24 +428,8 @@ export class OwnPostgres {
 
 /** A handle on the database at `url` (PostgreSQL) or in `dataDir` (PGlite), to read it with navi's own code. */
 export function databaseAt(where: { url: string } | { dataDir: string }): TestDatabase {
-  const url = 'url' in where ? where.url : undefined;
-  const dataDir = 'dataDir' in where ? where.dataDir : path.join(os.tmpdir(), 'navi-fault-no-pglite-here');
-  const open = (): Promise<Store> => openStore({ url, dataDir });
-  return {
-    kind: url === undefined ? 'pglite' : 'postgres',
-    env: url === undefined ? { NAVI_DATA_DIR: dataDir } : { DATABASE_URL: url },
-    dataDir,
-    url,
-    open,
-    async withStore(fn) {
-      const store = await open();
-      try {
-        return await fn(store);
-      } finally {
-        await store.close();
-      }
-    },
-  };
+  if ('url' in where) return databaseHandle('postgres', { DATABASE_URL: where.url }, path.join(os.tmpdir(), 'navi-fault-no-pglite-here'), where.url);
+  return databaseHandle('pglite', { NAVI_DATA_DIR: where.dataDir }, where.dataDir, undefined);
 }
 
 /** A `Backend` whose one database is `url` (our own server), for `scenario()`. */

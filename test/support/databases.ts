@@ -55,7 +55,8 @@ export function databaseUrl(adminUrl: string, database: string): string {
   return url.toString();
 }
 
-function handle(kind: BackendKind, env: Record<string, string>, dataDir: string, url: string | undefined): TestDatabase {
+/** A handle on one database: how to point navi at it (`env`) and how to read it in-process. */
+export function databaseHandle(kind: BackendKind, env: Record<string, string>, dataDir: string, url: string | undefined): TestDatabase {
   const open = (): Promise<Store> => openStore({ url, dataDir });
   return {
     kind,
@@ -163,7 +164,7 @@ function pgliteBackend(): Backend & { cleanup(): void } {
       dirs.push(parent);
       const dataDir = path.join(parent, 'pgdata');
       fs.cpSync(template, dataDir, { recursive: true });
-      return handle('pglite', { NAVI_DATA_DIR: dataDir }, dataDir, undefined);
+      return databaseHandle('pglite', { NAVI_DATA_DIR: dataDir }, dataDir, undefined);
     },
     cleanup() {
       for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
@@ -198,7 +199,7 @@ function postgresBackend(adminUrl: string): Backend & { cleanup(): Promise<void>
       await connect().unsafe(`create database "${name}" template "${from}"`);
       created.push(name);
       const url = databaseUrl(adminUrl, name);
-      return handle('postgres', { DATABASE_URL: url }, path.join(os.tmpdir(), 'navi-scn-no-pglite-here'), url);
+      return databaseHandle('postgres', { DATABASE_URL: url }, path.join(os.tmpdir(), 'navi-scn-no-pglite-here'), url);
     },
     async cleanup() {
       if (!admin) return;

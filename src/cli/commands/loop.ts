@@ -22,7 +22,7 @@ import type { Store } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
 import { createLoopRuntime, isInteractive, loadLoopConfig } from '../loop-runtime.js';
-import type { Output } from '../output.js';
+import { forcedExitResult, type Output } from '../output.js';
 import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
 import { installStopHandlers } from '../signals.js';
@@ -149,17 +149,13 @@ export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<
       if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, saving the run and stopping… (Ctrl-C again to exit at once)`);
     },
     () =>
-      output.resultSync({
-        status: 'interrupted',
-        reason: 'forced_exit',
-        exit_code: EXIT.interrupted,
-        result: '',
-        ...(ids.runId !== undefined ? { run_id: ids.runId } : {}),
-        num_turns: 0,
-        usage: { prompt_tokens: 0, completion_tokens: 0 },
-        duration_ms: Date.now() - started,
-        errors: [`stopped at once by a second SIGINT; committed iterations are kept${ids.runId !== undefined ? `; resume with: navi loop --resume ${ids.runId}` : ''}`],
-      }),
+      output.resultSync(
+        forcedExitResult(
+          started,
+          `stopped at once by a second SIGINT; committed iterations are kept${ids.runId !== undefined ? `; resume with: navi loop --resume ${ids.runId}` : ''}`,
+          ids.runId !== undefined ? { run_id: ids.runId } : {},
+        ),
+      ),
   );
   try {
     let rt: Runtime;

@@ -11,6 +11,7 @@ import type { GlobalArgs } from '../global-args.js';
 import { installStopHandlers } from '../signals.js';
 import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { loadLoopConfig } from '../loop-runtime.js';
+import { forcedExitResult } from '../output.js';
 import { createOutput, resolveCwd } from '../setup.js';
 
 interface RunArgs extends GlobalArgs {
@@ -100,16 +101,7 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
       if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, stopping… (Ctrl-C again to exit at once)`);
     },
     () =>
-      output.resultSync({
-        status: 'interrupted',
-        reason: 'forced_exit',
-        exit_code: EXIT.interrupted,
-        result: '',
-        num_turns: 0,
-        usage: { prompt_tokens: 0, completion_tokens: 0 },
-        duration_ms: Date.now() - started,
-        errors: ['stopped at once by a second SIGINT; what was saved before it is kept'],
-      }),
+      output.resultSync(forcedExitResult(started, 'stopped at once by a second SIGINT; what was saved before it is kept')),
   );
   try {
     if (args.maxIterations !== undefined && (!Number.isInteger(args.maxIterations) || args.maxIterations < 1)) {
