@@ -87,9 +87,9 @@ export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
       const body = await readLimited(res, MAX_ERROR_BODY_BYTES);
       throw new HttpStatusError(status, errorMessage(body, `${status} ${statusText}`.trim()));
     }
-    const headers = responseHeaders(res);
+    // No headers: the client reads them only for a failed status, which never gets here.
     const body = ndjson ? ndjsonBody(res, state) : await readLimited(res, Number.POSITIVE_INFINITY);
-    return new Response(body, { status, statusText, headers });
+    return new Response(body, { status, statusText });
   };
   return guarded;
 }
@@ -187,15 +187,6 @@ function sendOnce(
     if (body !== undefined) req.end(body);
     else req.end();
   });
-}
-
-function responseHeaders(res: IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(res.headers)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(key, v);
-  }
-  return headers;
 }
 
 /** The body as text, at most `limit` bytes (then the connection is cut). */
