@@ -51,16 +51,24 @@ export function acquireDirLock(dir: string): DirLock {
   // A round clears a stale lock, the next takes it; a process that wins a race for the same
   // stale lock shows up as a live owner and we fail cleanly.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const owner: LockOwner = { pid: process.pid, hostname: os.hostname(), started_at: new Date().toISOString() };
+    const owner = newOwner();
     if (tryCreate(lockPath, owner)) return holdLock(lockPath, owner);
 
     const existing = readLock(lockPath);
     if (existing === 'missing') continue; // its owner released it meanwhile
-    if (existing !== 'unreadable' && isAlive(existing)) throw lockedError(lockPath, existing);
-    if (existing === 'unreadable' && !isOldDebris(lockPath)) throw lockedError(lockPath, null);
+    if (!isStale(lockPath, existing)) throw lockedError(lockPath, existing === 'unreadable' ? null : existing);
     removeStale(lockPath, existing);
   }
   throw lockedError(lockPath, readOwnerOrNull(lockPath));
+}
+
+function newOwner(): LockOwner {
+  return { pid: process.pid, hostname: os.hostname(), started_at: new Date().toISOString() };
+}
+
+/** A lock whose owner is gone, or an unreadable file older than the grace period. */
+function isStale(lockPath: string, seen: LockOwner | 'unreadable'): boolean {
+  return seen === 'unreadable' ? isOldDebris(lockPath) : !isAlive(seen);
 }
 
 /** O_EXCL create; false when the file already exists. Other errors (not writable…) propagate. */
@@ -88,48 +96,56 @@ function holdLock(lockPath: string, owner: LockOwner): DirLock {
     released = true;
     heldHere.delete(lockPath);
     process.removeListener('exit', release);
-    // Only remove the file if it is still ours: never delete a lock someone else took over.
-    const current = readLock(lockPath);
-    if (typeof current === 'object' && sameOwner(current, owner)) {
-      try {
-        fs.unlinkSync(lockPath);
-      } catch {
-        // Best effort: a leftover file holds our (soon dead) pid and will be taken over.
-      }
-    }
+    removeIfOwnedBy(lockPath, owner);
   };
   // 'exit' handlers must be synchronous; this covers process.exit() without close().
   process.on('exit', release);
   return { path: lockPath, owner, release };
 }
 
+/** Deletes the file only if it still holds `owner`: never a lock someone else took over. */
+function removeIfOwnedBy(file: string, owner: LockOwner): void {
+  const current = readLock(file);
+  if (typeof current === 'object' && sameOwner(current, owner)) {
+    try {
+      fs.unlinkSync(file);
+    } catch {
+      // Best effort: a leftover file holds our (soon dead) pid and will be taken over.
+    }
+  }
+}
+
 /**
- * Moves a stale lock out of the way without deleting a fresh lock another process may have put
- * there since we read it: rename is atomic, and we check what we moved before discarding it.
+ * Removes a stale lock, serialised by a second O_EXCL file (`navi.lock.takeover`): of the
+ * processes that found the same stale lock, only the one holding the takeover file deletes it, and
+ * only if it is still the very file that was judged stale. Without this, one process could delete
+ * a lock another had just created over the stale one, and both would think they hold it.
+ * Throws `store_locked` when another process is taking over right now (it will hold the lock).
  */
 function removeStale(lockPath: string, seen: LockOwner | 'unreadable'): void {
-  const aside = `${lockPath}.${process.pid}.${Date.now()}.stale`;
-  try {
-    fs.renameSync(lockPath, aside);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return; // someone else cleared it first
-    throw err;
-  }
-  const moved = readLock(aside);
-  const isWhatWeSaw =
-    seen === 'unreadable' ? moved === 'unreadable' : typeof moved === 'object' && sameOwner(moved, seen);
-  if (!isWhatWeSaw) {
-    // We moved a lock taken a moment ago by a live process: put it back (link fails if the
-    // slot was refilled, which leaves that newer lock in place) and report it as held.
-    try {
-      fs.linkSync(aside, lockPath);
-    } catch {
-      // The slot is taken again; that owner wins.
+  const takeoverPath = `${lockPath}.takeover`;
+  const taker = newOwner();
+  if (!tryCreate(takeoverPath, taker)) {
+    const other = readLock(takeoverPath);
+    // A taker that died between its two steps leaves debris; clear it and let the next round try.
+    if (other !== 'missing' && isStale(takeoverPath, other)) {
+      fs.rmSync(takeoverPath, { force: true });
+      return;
     }
-    fs.rmSync(aside, { force: true });
-    throw lockedError(lockPath, typeof moved === 'object' ? moved : null);
+    throw lockedError(lockPath, null);
   }
-  fs.rmSync(aside, { force: true });
+  try {
+    const now = readLock(lockPath);
+    const unchanged =
+      seen === 'unreadable' ? now === 'unreadable' : typeof now === 'object' && sameOwner(now, seen);
+    if (!unchanged) {
+      if (now === 'missing') return;
+      throw lockedError(lockPath, now === 'unreadable' ? null : now);
+    }
+    fs.rmSync(lockPath, { force: true });
+  } finally {
+    removeIfOwnedBy(takeoverPath, taker);
+  }
 }
 
 function readLock(lockPath: string): LockOwner | 'missing' | 'unreadable' {

@@ -154,23 +154,66 @@ describe('acquireDirLock', () => {
     expect(fs.existsSync(lockPath)).toBe(false);
   });
 
-  it('only one of several processes racing for a stale lock gets it', async () => {
+  it('clears a takeover file left by a dead process, and refuses while a live one is taking over', async () => {
     writeLock({ pid: deadPid(), hostname: os.hostname(), started_at: new Date().toISOString() });
-    // All children wait for the same instant, then go for the lock together.
-    const go = Date.now() + 2_500;
+    const takeover = `${lockPath}.takeover`;
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => sleeper.once('spawn', resolve));
+      fs.writeFileSync(takeover, JSON.stringify({ pid: sleeper.pid, hostname: os.hostname(), started_at: new Date().toISOString() }));
+      expect(lockError().code).toBe('store_locked');
+      expect(fs.existsSync(lockPath)).toBe(true);
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+    fs.writeFileSync(takeover, JSON.stringify({ pid: deadPid(), hostname: os.hostname(), started_at: new Date().toISOString() }));
+    take();
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE_NAME]);
+  });
+
+  it('only one of several processes racing for a stale lock gets it, round after round', async () => {
+    // Each child races ROUNDS times: all wait for the same instant, go for the lock together, the
+    // winner holds it past the others' attempts, then releases it as a dead process would not:
+    // the next round starts again from a stale lock. Any round with two winners fails.
+    const rounds = 8;
+    const racers = 6;
+    const start = Date.now() + 2_500;
     const racer = `
+      import fs from 'node:fs';
       import { acquireDirLock } from './src/store/lock.ts';
-      while (Date.now() < ${go}) {}
-      try {
-        acquireDirLock(${JSON.stringify(dir)});
-        console.log('acquired');
-        await new Promise((r) => setTimeout(r, 1500));
-      } catch (e) {
-        console.log(e.code);
+      const out = [];
+      for (let round = 0; round < ${rounds}; round++) {
+        const go = ${start} + round * 500;
+        while (Date.now() < go) {}
+        // A child the scheduler kept away past the start could find the lock already released:
+        // such a round proves nothing for it.
+        if (Date.now() > go + 100) { out.push('late'); continue; }
+        try {
+          const lock = acquireDirLock(${JSON.stringify(dir)});
+          out.push('acquired');
+          while (Date.now() < go + 300) {}
+          lock.release();
+          if (round % 2 === 0) fs.writeFileSync(${JSON.stringify(lockPath)}, ${JSON.stringify(
+            JSON.stringify({ pid: deadPid(), hostname: os.hostname(), started_at: new Date().toISOString() }),
+          )});
+        } catch (e) {
+          out.push(e.code);
+        }
       }
+      console.log(JSON.stringify(out));
     `;
-    const results = await Promise.all([runChild(racer), runChild(racer), runChild(racer), runChild(racer)]);
-    const outcomes = results.map((r) => r.stdout.trim()).sort();
-    expect(outcomes).toEqual(['acquired', 'store_locked', 'store_locked', 'store_locked']);
+    writeLock({ pid: deadPid(), hostname: os.hostname(), started_at: new Date().toISOString() });
+    const results = await Promise.all(Array.from({ length: racers }, () => runChild(racer)));
+    const perChild = results.map((r) => JSON.parse(r.stdout.trim()) as string[]);
+    let decided = 0;
+    for (let round = 0; round < rounds; round++) {
+      const outcomes = perChild.map((child) => child[round]).filter((o) => o !== 'late');
+      const winners = outcomes.filter((o) => o === 'acquired').length;
+      // Never two; none only if the last winner was held up past its release time (heavy load).
+      expect(winners, `round ${round}: ${outcomes.join(' ')}`).toBeLessThanOrEqual(1);
+      expect(outcomes.filter((o) => o !== 'acquired' && o !== 'store_locked'), `round ${round}`).toEqual([]);
+      if (winners === 1 && outcomes.length > 1) decided++;
+    }
+    expect(decided, 'rounds where several processes raced and one won').toBeGreaterThanOrEqual(rounds / 2);
   });
 });
