@@ -356,10 +356,15 @@ export class Turn implements TurnHost {
       }
       this.iteration++;
       const iteration = this.iteration;
+      // Earlier iterations' writes are already under way (queued as they happened). They overlap
+      // the model's prefill instead of delaying the request, and must have landed before
+      // anything of this answer is stored or acted on: a crash loses no more than before (the
+      // writes in flight), and a failed write stops the turn before a tool runs.
+      let durable: Promise<void> | null = null;
       if (iteration > 1) {
-        // Everything from earlier iterations is durable before the model sees it.
-        await this.writer.flush();
         yield* this.services.maybeCompress(this, 'midturn');
+        durable = this.writer.flush();
+        durable.catch(() => undefined); // awaited below; not unhandled meanwhile
       }
 
       const request = this.buildRequest(todos, stall.count);
@@ -441,10 +446,13 @@ export class Turn implements TurnHost {
           yield this.end('interrupted');
           return await this.finish('interrupted');
         }
+        // A database that failed meanwhile is the cause to report, not what it did to the call.
+        this.writer.throwIfFailed();
         throw err;
       } finally {
         await iterator.return?.();
       }
+      await durable;
       if (thinking.length > 0 && !thinkingEnded) yield { type: 'thinking_end', chars: thinking.length, iteration };
 
       const assistant: ChatMessage = {

@@ -4,7 +4,8 @@ import { estimateTokens } from '../../src/agent/tokens.js';
 import { join } from 'node:path';
 import type { ChatMessage } from '../../src/llm/types.js';
 import type { ScriptedTurn } from '../support/scripted-llm.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { MemoryStore } from '../support/memory-store.js';
 import { collect, options, setup } from './helpers.js';
 
 
@@ -41,6 +42,29 @@ describe('Agent tool loop', () => {
     expect(second.at(-1)).toMatchObject({ role: 'tool', tool_name: 'write_file' });
     // Per-call injections go at the end and are never stored.
     expect(llm.requests[1]?.messages.at(-1)?.content).toContain('Iteration 2 of');
+  });
+
+  it('overlaps earlier writes with the next model call, but runs no tool of its answer if one failed', async () => {
+    const store = new MemoryStore();
+    const append = store.messages.append.bind(store.messages);
+    let calls = 0;
+    // The first tool result's write fails, slowly: the second call is already under way.
+    store.messages.append = (...args) =>
+      ++calls === 3 ? new Promise((_, reject) => setTimeout(() => reject(new Error('disk full')), 30)) : append(...args);
+    const { agent, llm } = setup(
+      [
+        { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'one' } }] },
+        { toolCalls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'two' } }] },
+      ],
+      store,
+    );
+    const opts = options();
+    await expect(collect(agent.runStream(opts))).rejects.toThrow('disk full');
+    // The failed write (the first tool result) did not delay the second call…
+    expect(llm.requests).toHaveLength(2);
+    // …but the answer to it was not acted on.
+    expect(existsSync(join(opts.cwd, 'a.txt'))).toBe(true);
+    expect(existsSync(join(opts.cwd, 'b.txt'))).toBe(false);
   });
 
   it('keeps the request prefix byte-stable between calls of one turn', async () => {
