@@ -23,13 +23,25 @@ export interface DrizzleStoreOptions {
 /** A `Store` whose repositories all run on `db`. */
 export function createDrizzleStore(db: NaviDatabase, opts: DrizzleStoreOptions): Store {
   let closing: Promise<void> | null = null;
+  const state = createStateStore(db);
+  const sessions = createSessionRepository(db);
   return {
     backend: opts.backend,
     location: opts.location,
-    sessions: createSessionRepository(db),
+    sessions: {
+      ...sessions,
+      // Removing a session deletes its state and its children's: the copies kept in memory go too.
+      async remove(id: string): Promise<boolean> {
+        try {
+          return await sessions.remove(id);
+        } finally {
+          state.forgetAll();
+        }
+      },
+    },
     messages: createMessageRepository(db),
     context: createContextRepository(db),
-    state: createStateStore(db),
+    state,
     archives: createArchiveRepository(db),
     memories: createMemoryRepository(db),
     planningLogs: createPlanningLogRepository(db),

@@ -258,6 +258,23 @@ export function defineRepositorySuite(backend: SuiteBackend): void {
     expect(await s().state.getScratchpad(session.id)).toEqual([]);
 
     await expect(s().state.setTodos('ghost', todos)).rejects.toMatchObject({ code: 'session_not_found' });
+    // The copy kept in memory is not the caller's: changing what was written or read changes nothing.
+    const mine = await s().state.getTodos(session.id);
+    mine[0]!.status = 'done';
+    expect(await s().state.getTodos(session.id)).toEqual(todos.slice(1));
+  });
+
+  it('reads todos and scratchpad back from the database in declaration key order', async () => {
+    const session = newSession();
+    await s().sessions.create(session);
+    const todos: TodoItem[] = [{ id: 1, text: 'read the failing test', status: 'done', validation: 'ran vitest: 1 failed' }];
+    const entries: ScratchpadEntry[] = [{ key: 'root_cause', kind: 'finding', value: 'off-by-one' }];
+    await s().state.setTodos(session.id, todos);
+    await s().state.setScratchpad(session.id, entries);
+    // A later process has no copy in memory: what it reads is the jsonb row.
+    const later = await backend.reopen();
+    expect(JSON.stringify(await later.state.getTodos(session.id))).toBe(JSON.stringify(todos));
+    expect(JSON.stringify(await later.state.getScratchpad(session.id))).toBe(JSON.stringify(entries));
   });
 
   defineAgentStateSuite(backend);
