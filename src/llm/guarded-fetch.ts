@@ -58,6 +58,11 @@ export interface GuardedFetchOptions {
   state: WireState;
   /** Re-frame the body as validated NDJSON (streaming chat). Off for single-JSON endpoints. */
   ndjson: boolean;
+  /**
+   * The request body, already serialised by navi: sent instead of the one the client made
+   * (chat requests; see `chatRequestJson`).
+   */
+  body?: string;
 }
 
 /**
@@ -79,7 +84,8 @@ export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
   const { signal, state, ndjson } = opts;
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input);
-    const res = await send(url, init, linkSignal(signal, init?.signal), state);
+    const sent = opts.body !== undefined ? { ...init, body: opts.body } : init;
+    const res = await send(url, sent, linkSignal(signal, init?.signal), state);
     state.gotResponse = true;
     const status = res.statusCode ?? 0;
     const statusText = res.statusMessage ?? '';

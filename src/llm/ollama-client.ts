@@ -7,7 +7,7 @@ import type { ChatResponse, Config, Ollama } from 'ollama';
 import { InvalidInputError, LlmUnavailableError } from '../errors.js';
 import { createGuardedFetch, isRecord, newWireState, type WireState } from './guarded-fetch.js';
 import { toLlmError } from './ollama-errors.js';
-import { toChatChunks, toOllamaRequest } from './ollama-mapping.js';
+import { chatRequestJson, toChatChunks } from './ollama-mapping.js';
 import { RequestGuard } from './request-guard.js';
 import type {
   ChatChunk,
@@ -64,8 +64,10 @@ class OllamaAdapter implements LlmClient {
         // Real Ollama sends no headers until the first token exists, so this timer covers
         // connecting, waiting for headers and waiting for the first line alike.
         guard.arm('first_chunk_timeout', timeoutS);
-        const ollama = await guard.race(this.open(guard.controller.signal, wire, true));
-        const stream = await guard.race(ollama.chat({ ...toOllamaRequest(req), stream: true }));
+        const ollama = await guard.race(this.open(guard.controller.signal, wire, true, chatRequestJson(req)));
+        // The body on the wire is `chatRequestJson(req)`; the client is given only what it reads
+        // itself (`stream`, and `messages` for images, which navi never sends).
+        const stream = await guard.race(ollama.chat({ model: req.model, stream: true }));
         iterator = stream[Symbol.asyncIterator]();
       } catch (err) {
         throw fail(err);
@@ -203,12 +205,12 @@ class OllamaAdapter implements LlmClient {
    * A client instance per request, because the fetch it holds is bound to that request's
    * signal and wire state (construction is a few field assignments).
    */
-  private async open(signal: AbortSignal, wire: WireState, ndjson: boolean): Promise<Ollama> {
+  private async open(signal: AbortSignal, wire: WireState, ndjson: boolean, body?: string): Promise<Ollama> {
     // Loaded on first use: importing this module must stay cheap for CLI start-up.
     this.ctor ??= import('ollama').then((m) => m.Ollama);
     const Ctor = await this.ctor;
     try {
-      return new Ctor({ host: this.opts.host, fetch: createGuardedFetch({ signal, state: wire, ndjson }) });
+      return new Ctor({ host: this.opts.host, fetch: createGuardedFetch({ signal, state: wire, ndjson, ...(body !== undefined && { body }) }) });
     } catch (err) {
       throw new InvalidInputError(
         'ollama_host_invalid',

@@ -29,15 +29,46 @@ export function toOllamaRequest(req: ChatRequest): OllamaChatRequest {
  * history is not re-translated call after call. The content length guards against a caller
  * that appends to a message anyway.
  */
-const wireMemo = new WeakMap<ChatMessage, { contentLength: number; wire: Message }>();
+const wireMemo = new WeakMap<ChatMessage, WireEntry>();
+
+interface WireEntry {
+  contentLength: number;
+  wire: Message;
+  /** `JSON.stringify(wire)`, made on the first call that sends it. */
+  json?: string;
+}
+
+function wireEntry(msg: ChatMessage): WireEntry {
+  const hit = wireMemo.get(msg);
+  if (hit !== undefined && hit.contentLength === msg.content.length) return hit;
+  const entry = { contentLength: msg.content.length, wire: buildOllamaMessage(msg) };
+  wireMemo.set(msg, entry);
+  return entry;
+}
 
 /** `thinking` is never sent back: the model does not need it and it costs prefill. */
 function toOllamaMessage(msg: ChatMessage): Message {
-  const hit = wireMemo.get(msg);
-  if (hit !== undefined && hit.contentLength === msg.content.length) return hit.wire;
-  const wire = buildOllamaMessage(msg);
-  wireMemo.set(msg, { contentLength: msg.content.length, wire });
-  return wire;
+  return wireEntry(msg).wire;
+}
+
+function messageJson(msg: ChatMessage): string {
+  const entry = wireEntry(msg);
+  entry.json ??= JSON.stringify(entry.wire);
+  return entry.json;
+}
+
+/**
+ * The streaming request body: byte for byte what `JSON.stringify({ ...toOllamaRequest(req),
+ * stream: true })` gives, but each message's JSON is made once and reused by every later call.
+ * A long history is sent again on every call; serialising all of it anew took time that grew
+ * with the history (SPEC §12: the harness gap stays flat).
+ */
+export function chatRequestJson(req: ChatRequest): string {
+  const { model, messages: _none, ...rest } = toOllamaRequest({ ...req, messages: [] });
+  const head = JSON.stringify({ model });
+  // `rest` always holds `think` and `options`, so the tail is never `{}`.
+  const tail = JSON.stringify({ ...rest, stream: true });
+  return `${head.slice(0, -1)},"messages":[${req.messages.map(messageJson).join(',')}],${tail.slice(1)}`;
 }
 
 function buildOllamaMessage(msg: ChatMessage): Message {
