@@ -9,6 +9,7 @@
  *    wire looked like (error line, garbage, done seen) is recorded for the error mapper.
  */
 import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { BodyParts } from './request-body.js';
 
 /** What the guarded fetch saw on the wire; `ollama-errors.ts` reads it to classify failures. */
 export interface WireState {
@@ -60,9 +61,9 @@ export interface GuardedFetchOptions {
   ndjson: boolean;
   /**
    * The request body, already serialised by navi: sent instead of the one the client made
-   * (chat requests; see `chatRequestJson`).
+   * (chat requests; see `request-body.ts`).
    */
-  body?: string;
+  body?: BodyParts;
 }
 
 /**
@@ -75,8 +76,9 @@ const MAX_ERROR_BODY_BYTES = 8 * 1024 * 1024;
  * Builds the `fetch` for one request; see the module comment for what it guards against.
  *
  * The HTTP is `node:http`/`node:https` with a keep-alive agent, not the global (undici) fetch:
- * a request body is written once as the string the client serialised (undici copies it into a
- * new buffer and runs it through its body pipeline), and a streamed body is framed line by line
+ * a chat request body is written as the pieces navi built (`request-body.ts`: the history's
+ * bytes are reused from the previous call) and other bodies once as the client's string (undici
+ * copies a body into a new buffer and runs it through its body pipeline), and a streamed body is framed line by line
  * straight from the socket into the one `ReadableStream` the client reads. That took several
  * milliseconds off every model call of a long history (SPEC §12, harness gap).
  */
@@ -84,8 +86,7 @@ export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
   const { signal, state, ndjson } = opts;
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input);
-    const sent = opts.body !== undefined ? { ...init, body: opts.body } : init;
-    const res = await send(url, sent, linkSignal(signal, init?.signal), state);
+    const res = await send(url, init, opts.body, linkSignal(signal, init?.signal), state);
     state.gotResponse = true;
     const status = res.statusCode ?? 0;
     const statusText = res.statusMessage ?? '';
@@ -132,26 +133,33 @@ const MAX_STALE_RETRIES = 3;
 async function send(
   url: URL,
   init: RequestInit | undefined,
+  prepared: BodyParts | undefined,
   signal: AbortSignal,
   state: WireState,
 ): Promise<IncomingMessage> {
   signal.throwIfAborted();
   const { agent, request } = await agentFor(url.protocol);
-  const body = init?.body;
-  if (body !== undefined && body !== null && typeof body !== 'string') {
+  const given = init?.body;
+  if (given !== undefined && given !== null && typeof given !== 'string') {
     throw new TypeError('navi: only string request bodies are supported');
   }
+  const body = prepared ?? (given === undefined || given === null ? undefined : stringBody(given));
   const headers: Record<string, string> = { ...(init?.headers as Record<string, string> | undefined) };
-  if (body !== undefined && body !== null) headers['Content-Length'] = String(Buffer.byteLength(body));
+  if (body !== undefined) headers['Content-Length'] = String(body.length);
   const options: RequestOptions = { method: init?.method ?? 'GET', headers, agent };
   for (let retry = 0; ; retry++) {
     try {
-      return await sendOnce(request, url, options, body ?? undefined, signal, state);
+      return await sendOnce(request, url, options, body, signal, state);
     } catch (err) {
       const stale = err instanceof StaleSocketError;
       if (!stale || retry >= MAX_STALE_RETRIES || signal.aborted) throw stale ? err.cause : err;
     }
   }
+}
+
+function stringBody(text: string): BodyParts {
+  const bytes = Buffer.from(text);
+  return { chunks: [bytes], length: bytes.length };
 }
 
 /** A request that failed on a reused connection before any answer (see `send`). */
@@ -166,7 +174,7 @@ function sendOnce(
   request: typeof httpRequest,
   url: URL,
   options: RequestOptions,
-  body: string | undefined,
+  body: BodyParts | undefined,
   signal: AbortSignal,
   state: WireState,
 ): Promise<IncomingMessage> {
@@ -190,8 +198,9 @@ function sendOnce(
     });
     req.once('close', release);
     req.once('response', resolve);
-    if (body !== undefined) req.end(body);
-    else req.end();
+    // Written before the socket is assigned, the pieces leave in one writev with the headers.
+    for (const chunk of body?.chunks ?? []) req.write(chunk);
+    req.end();
   });
 }
 

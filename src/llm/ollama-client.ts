@@ -7,7 +7,8 @@ import type { ChatResponse, Config, Ollama } from 'ollama';
 import { InvalidInputError, LlmUnavailableError } from '../errors.js';
 import { createGuardedFetch, isRecord, newWireState, type WireState } from './guarded-fetch.js';
 import { toLlmError } from './ollama-errors.js';
-import { chatRequestJson, toChatChunks } from './ollama-mapping.js';
+import { toChatChunks } from './ollama-mapping.js';
+import { ChatBodies, type BodyParts } from './request-body.js';
 import { RequestGuard } from './request-guard.js';
 import type {
   ChatChunk,
@@ -38,6 +39,8 @@ class OllamaAdapter implements LlmClient {
   /** Host as written in messages: scheme, host and port, never credentials. */
   private readonly host: string;
   private ctor: Promise<OllamaConstructor> | undefined;
+  /** Chat bodies built on the previous request's bytes. */
+  private readonly bodies = new ChatBodies();
 
   constructor(opts: LlmClientOptions) {
     this.opts = opts;
@@ -64,7 +67,7 @@ class OllamaAdapter implements LlmClient {
         // Real Ollama sends no headers until the first token exists, so this timer covers
         // connecting, waiting for headers and waiting for the first line alike.
         guard.arm('first_chunk_timeout', timeoutS);
-        const ollama = await guard.race(this.open(guard.controller.signal, wire, true, chatRequestJson(req)));
+        const ollama = await guard.race(this.open(guard.controller.signal, wire, true, this.bodies.build(req)));
         // The body on the wire is `chatRequestJson(req)`; the client is given only what it reads
         // itself (`stream`, and `messages` for images, which navi never sends).
         const stream = await guard.race(ollama.chat({ model: req.model, stream: true }));
@@ -205,7 +208,7 @@ class OllamaAdapter implements LlmClient {
    * A client instance per request, because the fetch it holds is bound to that request's
    * signal and wire state (construction is a few field assignments).
    */
-  private async open(signal: AbortSignal, wire: WireState, ndjson: boolean, body?: string): Promise<Ollama> {
+  private async open(signal: AbortSignal, wire: WireState, ndjson: boolean, body?: BodyParts): Promise<Ollama> {
     // Loaded on first use: importing this module must stay cheap for CLI start-up.
     this.ctor ??= import('ollama').then((m) => m.Ollama);
     const Ctor = await this.ctor;

@@ -51,7 +51,8 @@ function toOllamaMessage(msg: ChatMessage): Message {
   return wireEntry(msg).wire;
 }
 
-function messageJson(msg: ChatMessage): string {
+/** The message's wire JSON, made once per message (see `wireMemo`). */
+export function messageJson(msg: ChatMessage): string {
   const entry = wireEntry(msg);
   entry.json ??= JSON.stringify(entry.wire);
   return entry.json;

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { chatRequestJson, toOllamaRequest } from '../../src/llm/ollama-mapping.js';
+import { ChatBodies } from '../../src/llm/request-body.js';
 import type { ChatMessage, ChatRequest, ToolSchema } from '../../src/llm/types.js';
 
 const signal = new AbortController().signal;
@@ -54,5 +55,59 @@ describe('chatRequestJson', () => {
     chatRequestJson(request({ messages: [msg] }));
     msg.content += ' answer';
     expect(chatRequestJson(request({ messages: [msg] }))).toContain('"content":"partial answer"');
+  });
+});
+
+describe('ChatBodies', () => {
+  const sys = (text: string): ChatMessage => ({ role: 'system', content: text });
+  const pair = (i: number): ChatMessage[] => [
+    { role: 'assistant', content: '', tool_calls: [{ id: `c${i}`, name: 'read_file', arguments: { path: `f${i}.ts` } }] },
+    { role: 'tool', content: `line ${i}\tü "quoted"`, tool_name: 'read_file' },
+  ];
+  const transient = (i: number): ChatMessage => ({ role: 'user', content: `[Iteration ${i} of 50]` });
+
+  function check(bodies: ChatBodies, req: ChatRequest): Buffer[] {
+    const parts = bodies.build(req);
+    const bytes = Buffer.concat(parts.chunks);
+    expect(bytes.length).toBe(parts.length);
+    expect(bytes.toString()).toBe(chatRequestJson(req));
+    return parts.chunks;
+  }
+
+  it('a growing tool loop: every body is exact, and the pieces stay few', () => {
+    const bodies = new ChatBodies();
+    const context: ChatMessage[] = [{ role: 'user', content: 'audit src/' }];
+    for (let i = 0; i < 40; i++) {
+      // The system message is rebuilt for every request; transient messages come last.
+      const chunks = check(bodies, request({ messages: [sys('You are navi.'), ...context, transient(i)], tools: [tool] }));
+      expect(chunks.length).toBeLessThanOrEqual(8 + 3);
+      context.push(...pair(i));
+    }
+  });
+
+  it.each<[string, (context: ChatMessage[]) => void]>([
+    ['compression replaced the history', (c) => c.splice(0, c.length, { role: 'user', content: 'Summary so far.' })],
+    ['a message changed in place', (c) => (c[1]!.content += ' (edited)')],
+    ['a message dropped from the middle', (c) => c.splice(2, 1)],
+    ['nothing new', () => undefined],
+  ])('%s: the next body is still exact', (_name, change) => {
+    const bodies = new ChatBodies();
+    const context: ChatMessage[] = [{ role: 'user', content: 'audit src/' }, ...pair(1), ...pair(2)];
+    check(bodies, request({ messages: [sys('You are navi.'), ...context] }));
+    check(bodies, request({ messages: [sys('You are navi.'), ...context, transient(1)] }));
+    change(context);
+    check(bodies, request({ messages: [sys('You are navi.'), ...context, transient(2)] }));
+  });
+
+  it('agents taking turns (more than it remembers), a profile switch, other settings', () => {
+    const bodies = new ChatBodies();
+    const contexts = Array.from({ length: 6 }, (_, a) => [{ role: 'user', content: `task ${a}` }] as ChatMessage[]);
+    for (let round = 0; round < 5; round++) {
+      for (const [a, context] of contexts.entries()) {
+        const prompt = round === 3 && a === 0 ? 'You are the researcher.' : `You are agent ${a}.`;
+        check(bodies, request({ messages: [sys(prompt), ...context], temperature: round / 10, format: round === 2 ? 'json' : undefined }));
+        context.push(...pair(round));
+      }
+    }
   });
 });
