@@ -9,6 +9,13 @@ export interface StopHandle {
   signal: AbortSignal;
   /** Which signal stopped the run, if any. */
   readonly stoppedBy: NodeJS.Signals | null;
+  /**
+   * The command's outcome is written and everything is saved: from now on SIGINT or SIGTERM exit
+   * at once with `exitCode` (what is left is closing the store and flushing stdout). Without
+   * this, a signal in that last moment would kill navi with no exit code of its own.
+   */
+  finish(exitCode: number): void;
+  /** Removes the handlers (another command's take over). Only the first of these two counts. */
   dispose(): void;
 }
 
@@ -32,16 +39,31 @@ export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onF
     onFirst?.(sig);
     controller.abort(new DOMException(`stopped by ${sig}`, 'AbortError'));
   };
+  let current: (sig: NodeJS.Signals) => void = handler;
+  const swap = (next: ((sig: NodeJS.Signals) => void) | null): void => {
+    process.off('SIGINT', current);
+    process.off('SIGTERM', current);
+    if (next === null) return;
+    current = next;
+    process.on('SIGINT', current);
+    process.on('SIGTERM', current);
+  };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+  let settled = false;
   return {
     signal: controller.signal,
     get stoppedBy() {
       return stoppedBy;
     },
+    finish(exitCode) {
+      if (settled) return;
+      settled = true;
+      swap(() => process.exit(exitCode));
+    },
     dispose() {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
+      settled = true;
+      swap(null);
     },
   };
 }

@@ -41,13 +41,15 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
       duration_ms: Date.now() - started,
       errors: [],
     });
+    stop.finish(EXIT.success);
     return EXIT.success;
   } catch (err) {
-    return await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
+    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
+    stop.finish(code);
+    return code;
   } finally {
     output.close();
-    // Close before removing the handlers: a Ctrl-C while closing still exits 130 cleanly.
+    // Everything is saved before the result is written; a signal while closing exits at once.
     if (rt) await rt.store.then((s) => s.close(), () => undefined);
-    stop.dispose();
   }
 }

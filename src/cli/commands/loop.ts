@@ -272,11 +272,13 @@ export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<
       ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
       errors,
     });
+    stop.finish(EXIT[status]);
     return EXIT[status];
   } catch (err) {
-    return await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
+    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
+    stop.finish(code);
+    return code;
   } finally {
-    stop.dispose();
     output.close();
     if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
     if (store !== null) await store.then((s) => s.close(), () => undefined);

@@ -114,9 +114,10 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
     const loaded = loadLoopConfig(args, cwd, []);
     const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled);
     if (entering !== null) {
+      const { runLoopCommand } = await import('./loop.js');
+      // Handed over synchronously: the loop command installs its own handlers before any await.
       stop.dispose();
       output.close();
-      const { runLoopCommand } = await import('./loop.js');
       return await runLoopCommand({ ...args, task: [], maxIterations: undefined }, { prompt, autoEntered: entering });
     }
     if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
@@ -163,13 +164,15 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
       duration_ms: Date.now() - started,
       errors: message === null ? [] : [message],
     });
+    stop.finish(EXIT[status]);
     return EXIT[status];
   } catch (err) {
-    return await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
+    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
+    stop.finish(code);
+    return code;
   } finally {
     output.close();
-    // Close before removing the handlers: a Ctrl-C while closing still exits 130 cleanly.
+    // Every message is saved before the result is written; a signal while closing exits at once.
     if (rt) await rt.store.then((s) => s.close(), () => undefined);
-    stop.dispose();
   }
 }
