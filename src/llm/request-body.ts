@@ -28,8 +28,6 @@ interface Sent {
   segments: Segment[];
 }
 
-/** Segments kept before they are merged into one (one memory copy every few calls). */
-const MAX_SEGMENTS = 8;
 
 /** Agents remembered (the main agent and sub-agents nested under it take turns). */
 const MAX_AGENTS = 4;
@@ -45,7 +43,7 @@ export class ChatBodies {
     const same = prev ? commonPrefix(prev, messages) : 0;
 
     // Segments wholly inside the unchanged prefix are sent again as they are.
-    let segments: Segment[] = [];
+    const segments: Segment[] = [];
     let covered = 0;
     for (const [i, seg] of (prev?.segments ?? []).entries()) {
       const end = prev?.segments[i + 1]?.first ?? prev?.messages.length ?? 0;
@@ -56,7 +54,7 @@ export class ChatBodies {
     // The rest of the prefix (it ended in a segment that also held what changed) becomes a
     // segment of its own, so the next call keeps it whole; what is new is the last segment.
     if (same > covered) segments.push({ first: covered, bytes: serialize(messages, covered, same) });
-    if (segments.length > MAX_SEGMENTS) segments = [{ first: 0, bytes: Buffer.concat(segments.map((s) => s.bytes)) }];
+    mergeSimilar(segments);
     if (messages.length > same) segments.push({ first: same, bytes: serialize(messages, same, messages.length) });
 
     this.sent.delete(key);
@@ -66,6 +64,21 @@ export class ChatBodies {
     const [head, tail] = frame(req);
     const chunks = [head, ...segments.map((s) => s.bytes), tail];
     return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
+  }
+}
+
+/**
+ * Merges the newest segments while the last is at least half the size of the one before it, as
+ * a binary counter carries: segment sizes fall geometrically, so a request has a few dozen
+ * pieces at most, and each byte is copied O(log n) times over a session instead of on every
+ * call (or every few calls, which left megabytes of garbage buffers behind).
+ */
+function mergeSimilar(segments: Segment[]): void {
+  for (;;) {
+    const last = segments.at(-1);
+    const before = segments.at(-2);
+    if (last === undefined || before === undefined || last.bytes.length * 2 < before.bytes.length) return;
+    segments.splice(-2, 2, { first: before.first, bytes: Buffer.concat([before.bytes, last.bytes]) });
   }
 }
 
