@@ -329,12 +329,11 @@ export class Turn implements TurnHost {
       todos,
       stalledIterations: stalled,
     });
-    const out: ChatMessage[] = [{ role: 'system', content: this.systemPrompt() }];
-    if (this.memory) out.push(this.memory);
+    const head: ChatMessage[] = [{ role: 'system', content: this.systemPrompt() }];
+    if (this.memory) head.push(this.memory);
     const view = this.services.view(this);
-    for (const m of view) if (m.role !== 'system') out.push(m);
-    out.push(...transient);
-    return out;
+    // One array of the final size: a long history is not pushed message by message on every call.
+    return head.concat(view.some((m) => m.role === 'system') ? view.filter((m) => m.role !== 'system') : view, transient);
   }
 
   private async *loop(): AsyncGenerator<AgentEvent, TurnOutcome> {

@@ -36,35 +36,85 @@ export class ChatBodies {
   /** By system prompt: each agent's requests start with its own. */
   private readonly sent = new Map<string, Sent>();
 
+  /** The frame of the last request (model, settings, tool schemas), reused while they stay. */
+  private lastFrame: { req: FrameFields; head: Buffer; tail: Buffer } | null = null;
+
   build(req: ChatRequest): BodyParts {
     const { messages } = req;
     const key = messages[0]?.content ?? '';
-    const prev = this.sent.get(key);
-    const same = prev ? commonPrefix(prev, messages) : 0;
+    const sent = this.sent.get(key) ?? { messages: [], lengths: [], segments: [] };
+    const same = commonPrefix(sent, messages);
 
     // Segments wholly inside the unchanged prefix are sent again as they are.
-    const segments: Segment[] = [];
+    let kept = 0;
     let covered = 0;
-    for (const [i, seg] of (prev?.segments ?? []).entries()) {
-      const end = prev?.segments[i + 1]?.first ?? prev?.messages.length ?? 0;
+    for (let i = 0; i < sent.segments.length; i++) {
+      const end = sent.segments[i + 1]?.first ?? sent.messages.length;
       if (end > same) break;
-      segments.push(seg);
+      kept++;
       covered = end;
     }
+    const segments = sent.segments;
+    segments.length = kept;
     // The rest of the prefix (it ended in a segment that also held what changed) becomes a
     // segment of its own, so the next call keeps it whole; what is new is the last segment.
     if (same > covered) segments.push({ first: covered, bytes: serialize(messages, covered, same) });
     mergeSimilar(segments);
     if (messages.length > same) segments.push({ first: same, bytes: serialize(messages, same, messages.length) });
 
+    // What was sent, updated in place from the first difference on.
+    sent.messages.length = same;
+    sent.lengths.length = same;
+    for (let i = same; i < messages.length; i++) {
+      const m = messages[i] as ChatMessage;
+      sent.messages.push(m);
+      sent.lengths.push(m.content.length);
+    }
     this.sent.delete(key);
-    this.sent.set(key, { messages: messages.slice(), lengths: messages.map((m) => m.content.length), segments });
+    this.sent.set(key, sent);
     if (this.sent.size > MAX_AGENTS) this.sent.delete(this.sent.keys().next().value ?? '');
 
-    const [head, tail] = frame(req);
-    const chunks = [head, ...segments.map((s) => s.bytes), tail];
-    return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
+    const { head, tail } = this.frame(req);
+    const chunks = new Array<Buffer>(segments.length + 2);
+    chunks[0] = head;
+    let length = head.length + tail.length;
+    for (const [i, seg] of segments.entries()) {
+      chunks[i + 1] = seg.bytes;
+      length += seg.bytes.length;
+    }
+    chunks[segments.length + 1] = tail;
+    return { chunks, length };
   }
+
+  /** What comes before the first message and after the last one. */
+  private frame(req: ChatRequest): { head: Buffer; tail: Buffer } {
+    const last = this.lastFrame;
+    if (last !== null && sameFrame(last.req, req)) return last;
+    const whole = chatRequestJson({ ...req, messages: [] });
+    const open = whole.indexOf(',"messages":[') + ',"messages":['.length;
+    const { model, tools, think, numCtx, temperature, keepAlive, format } = req;
+    this.lastFrame = {
+      req: { model, tools, think, numCtx, temperature, keepAlive, format },
+      head: Buffer.from(whole.slice(0, open)),
+      tail: Buffer.from(whole.slice(open)),
+    };
+    return this.lastFrame;
+  }
+}
+
+type FrameFields = Pick<ChatRequest, 'model' | 'tools' | 'think' | 'numCtx' | 'temperature' | 'keepAlive' | 'format'>;
+
+/** Everything but the messages the same (tool schemas by identity: a turn keeps its list). */
+function sameFrame(a: FrameFields, b: FrameFields): boolean {
+  return (
+    a.model === b.model &&
+    a.tools === b.tools &&
+    a.think === b.think &&
+    a.numCtx === b.numCtx &&
+    a.temperature === b.temperature &&
+    a.keepAlive === b.keepAlive &&
+    a.format === b.format
+  );
 }
 
 /**
@@ -104,11 +154,4 @@ function serialize(messages: ChatMessage[], from: number, to: number): Buffer {
   const parts: string[] = [];
   for (let i = from; i < to; i++) parts.push(i > 0 ? `,${messageJson(messages[i] as ChatMessage)}` : messageJson(messages[i] as ChatMessage));
   return Buffer.from(parts.join(''));
-}
-
-/** What comes before the first message and after the last one. */
-function frame(req: ChatRequest): [Buffer, Buffer] {
-  const whole = chatRequestJson({ ...req, messages: [] });
-  const open = whole.indexOf(',"messages":[') + ',"messages":['.length;
-  return [Buffer.from(whole.slice(0, open)), Buffer.from(whole.slice(open))];
 }

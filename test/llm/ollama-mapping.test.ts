@@ -105,7 +105,10 @@ describe('ChatBodies', () => {
     for (let round = 0; round < 5; round++) {
       for (const [a, context] of contexts.entries()) {
         const prompt = round === 3 && a === 0 ? 'You are the researcher.' : `You are agent ${a}.`;
-        check(bodies, request({ messages: [sys(prompt), ...context], temperature: round / 10, format: round === 2 ? 'json' : undefined }));
+        check(
+          bodies,
+          request({ messages: [sys(prompt), ...context], temperature: round / 10, format: round === 2 ? 'json' : undefined, tools: a % 2 === 0 ? [tool] : undefined }),
+        );
         context.push(...pair(round));
       }
     }
