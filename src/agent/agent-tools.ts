@@ -5,11 +5,11 @@
  */
 import { z } from 'zod';
 import { defineTool } from '../tools/define-tool.js';
-import type { ToolDefinition, ToolResult } from '../tools/types.js';
-import { currentRunContext, type TurnHost } from './run-context.js';
+import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
+import type { TurnHost } from './run-context.js';
 
-function withHost(name: string, fn: (host: TurnHost) => Promise<ToolResult>): Promise<ToolResult> {
-  const host = currentRunContext()?.host;
+function withHost(name: string, ctx: ToolContext, fn: (host: TurnHost) => Promise<ToolResult>): Promise<ToolResult> {
+  const { host } = ctx;
   if (!host) return Promise.resolve({ ok: false, output: `${name} is not available outside an agent run` });
   return fn(host);
 }
@@ -23,7 +23,7 @@ export const planTool = defineTool({
     reason: z.string().optional().describe('why re-plan (omit for a first plan)'),
     updated_goal: z.string().optional(),
   }),
-  execute: (args) => withHost('plan', (h) => h.plan(args)),
+  execute: (args, ctx) => withHost('plan', ctx, (h) => h.plan(args)),
 });
 
 export const spawnAgentTool = defineTool({
@@ -36,28 +36,28 @@ export const spawnAgentTool = defineTool({
     briefing: z.string().optional().describe('context the sub-agent needs'),
     timeout_seconds: optionalInt,
   }),
-  execute: (args) => withHost('spawn_agent', (h) => h.spawnAgent(args)),
+  execute: (args, ctx) => withHost('spawn_agent', ctx, (h) => h.spawnAgent(args)),
 });
 
 export const switchProfileTool = defineTool({
   name: 'switch_profile',
   description: 'Switch to another profile (tools and instructions) from the next step on.',
   schema: z.object({ profile_id: z.string().min(1) }),
-  execute: (args) => withHost('switch_profile', (h) => h.switchProfile(args.profile_id)),
+  execute: (args, ctx) => withHost('switch_profile', ctx, (h) => h.switchProfile(args.profile_id)),
 });
 
 export const rememberTool = defineTool({
   name: 'remember',
   description: 'Store a lasting fact about the user or their preferences for future sessions.',
   schema: z.object({ fact: z.string().min(1).max(500) }),
-  execute: (args) => withHost('remember', (h) => h.remember(args.fact)),
+  execute: (args, ctx) => withHost('remember', ctx, (h) => h.remember(args.fact)),
 });
 
 export const forgetTool = defineTool({
   name: 'forget',
   description: 'Delete a remembered fact by its id.',
   schema: z.object({ id: z.string().min(1) }),
-  execute: (args) => withHost('forget', (h) => h.forget(args.id)),
+  execute: (args, ctx) => withHost('forget', ctx, (h) => h.forget(args.id)),
 });
 
 /** The agent-level tools, to register beside the built-ins. */

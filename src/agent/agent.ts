@@ -15,7 +15,7 @@ import type { ToolResult } from '../tools/types.js';
 import type { AgentDeps, SubagentTurn, TurnOptions, TurnOutcome } from './agent-types.js';
 import { ContextBuilder } from './context-builder.js';
 import type { AgentEvent } from './events.js';
-import { runWithContext, type SpawnArgs } from './run-context.js';
+import type { SpawnArgs } from './run-context.js';
 import { effectiveNumCtx, toolsForProfile, Turn, type TurnServices } from './turn.js';
 import { compressTurn } from './compression-service.js';
 import { compressionSettings, NothingToCompactError, truncateForView, viewBudget, wouldCompress } from './compression/index.js';
@@ -91,25 +91,7 @@ export class Agent {
     const profile = this.deps.profiles.profiles.get(opts.profileId);
     if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${opts.profileId}'`);
     const services: TurnServices = { ...this.services, spawn: (turn, args) => this.spawn(turn, args) };
-    const turn = new Turn(this.deps, opts, this.builder, services, profile);
-    const ctx = {
-      sessionId: opts.sessionId,
-      model: turn.model,
-      cwd: opts.cwd,
-      user: this.deps.user ?? 'local',
-      agentPath: opts.subagent?.agentPath ?? [profile.id],
-      host: turn,
-    };
-    // Bind the per-run context to every step of the generator, so tools see it.
-    const inner = turn.run();
-    return {
-      next: (...args: [] | [unknown]) => runWithContext(ctx, () => inner.next(...args)),
-      return: (value: TurnOutcome | PromiseLike<TurnOutcome>) => runWithContext(ctx, () => inner.return(value)),
-      throw: (err: unknown) => runWithContext(ctx, () => inner.throw(err)),
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    } as AsyncGenerator<AgentEvent, TurnOutcome>;
+    return new Turn(this.deps, opts, this.builder, services, profile).run();
   }
 
   /**

@@ -1,11 +1,11 @@
 /**
- * Per-run context (seed 000's ContextVars): which session, model and working directory the
- * code running right now belongs to, and the running turn's host for the tools that act on
- * the turn itself (plan, spawn_agent, switch_profile, remember/forget). A sub-agent runs
- * inside its own `runWithContext`, so the parent's values come back by themselves when it
- * returns or fails.
+ * What the tools that act on the turn itself (plan, spawn_agent, switch_profile,
+ * remember/forget) may ask of it. Seed 000 passes this in ContextVars; navi hands it to every
+ * tool call in its `ToolContext` (`host`, `agentPath`): a sub-agent's tools get the sub-agent's
+ * turn, and nothing needs restoring when it returns. (An AsyncLocalStorage did this before: it
+ * turns on a hook for every promise the process creates, a cost on every database call and
+ * streamed chunk.)
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ToolResult } from '../tools/types.js';
 
 /** What agent-level tools may ask of the turn that is running them. */
@@ -30,25 +30,4 @@ export interface SpawnArgs {
   context_transfer?: string;
   custom_system_prompt?: string;
   inherit_system_prompt?: boolean;
-}
-
-export interface RunContext {
-  sessionId: string;
-  model: string;
-  cwd: string;
-  user: string;
-  /** Profile ids from the root agent down to the current one. */
-  agentPath: string[];
-  /** The running turn; absent outside an agent run (tools then report "not available"). */
-  host?: TurnHost;
-}
-
-const storage = new AsyncLocalStorage<RunContext>();
-
-export function runWithContext<T>(ctx: RunContext, fn: () => T): T {
-  return storage.run(ctx, fn);
-}
-
-export function currentRunContext(): RunContext | undefined {
-  return storage.getStore();
 }

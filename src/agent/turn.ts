@@ -149,6 +149,8 @@ export class Turn implements TurnHost {
       emit: (ev) => this.emit(ev),
       interactive: opts.interactive,
       stepValidation: profile.settings.step_validation_enabled,
+      host: this,
+      agentPath: opts.subagent?.agentPath ?? [profile.id],
     };
     this.loadTools(opts.subagent?.toolNames ?? this.profileTools(profile));
   }

@@ -5,7 +5,6 @@
  * events and weighs it against the evidence at the exit gate.
  */
 import { z } from 'zod';
-import { currentRunContext } from '../agent/run-context.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { LOOP_SIGNAL_TOOL } from './signals.js';
@@ -21,9 +20,9 @@ export const loopSignalTool = defineTool({
     reason: z.string().describe('one sentence: what was done and how it was verified'),
     code_simplified: z.boolean().optional().describe('true when you simplified the code for clarity'),
   }),
-  execute: (args) => {
+  execute: (args, ctx) => {
     // Loops never nest: a sub-agent inside a loop has no loop of its own to end.
-    const path = currentRunContext()?.agentPath ?? [];
+    const path = ctx.agentPath ?? [];
     if (path.length > 1) {
       return Promise.resolve({ ok: false, output: 'loop_signal is only for the loop\'s main agent; report your result in your answer instead' });
     }

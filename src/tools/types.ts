@@ -4,6 +4,7 @@
  * into a failed result by the registry, never a crash of the run.
  */
 import type { z } from 'zod';
+import type { TurnHost } from '../agent/run-context.js';
 
 /** Per-session state a tool may read and write (todo, scratchpad). */
 export interface SessionStateStore {
@@ -68,6 +69,10 @@ export interface ToolContext {
    * on its parent's files and scratchpad but keeps its own todo (seed 000).
    */
   todoSessionId?: string;
+  /** The running turn, for the agent-level tools (plan, spawn_agent, …); absent outside an agent run. */
+  host?: TurnHost;
+  /** Profile ids from the root agent down to the one running this tool. */
+  agentPath?: readonly string[];
   /**
    * Bytes of a result the model will see; set by the registry for each call. A tool that
    * captures more (shell) caps to it itself, so its omitted-bytes marker counts the real loss.

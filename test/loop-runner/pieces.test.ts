@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.js';
-import { runWithContext } from '../../src/agent/run-context.js';
 import { loopSignalTool } from '../../src/loop/loop-signal-tool.js';
 import { pickOption } from '../../src/cli/loop-decisions.js';
 import { ActivityCollector, normalizeToolPath, shellExitCode } from '../../src/loop/activity.js';
@@ -83,13 +82,13 @@ describe('activity from events', () => {
 });
 
 describe('loop_signal', () => {
-  const ctx = { cwd: '/w' } as Parameters<typeof loopSignalTool.execute>[1];
+  type Ctx = Parameters<typeof loopSignalTool.execute>[1];
+  const ctx = (agentPath: string[]): Ctx => ({ cwd: '/w', agentPath }) as Partial<Ctx> as Ctx;
   it('acknowledges for the loop agent and refuses inside a sub-agent (loops never nest)', async () => {
-    const base = { sessionId: 's', model: 'm', cwd: '/w', user: 'u' };
-    const main = await runWithContext({ ...base, agentPath: ['coder'] }, () => loopSignalTool.execute({ type: 'exit', success: true, reason: 'r' }, ctx));
+    const main = await loopSignalTool.execute({ type: 'exit', success: true, reason: 'r' }, ctx(['coder']));
     expect(main.ok).toBe(true);
     expect(main.output).toMatch(/runner decides after this iteration/);
-    const sub = await runWithContext({ ...base, agentPath: ['coder', 'researcher'] }, () => loopSignalTool.execute({ type: 'exit', success: true, reason: 'r' }, ctx));
+    const sub = await loopSignalTool.execute({ type: 'exit', success: true, reason: 'r' }, ctx(['coder', 'researcher']));
     expect(sub).toMatchObject({ ok: false });
     expect(loopSignalTool.schema.safeParse({ type: 'exit', success: 'yes', reason: 'r' }).success).toBe(false);
   });
