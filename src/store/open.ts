@@ -7,10 +7,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
+import type { PGlite } from '@electric-sql/pglite';
 import { InvalidInputError, NaviError, StorageError, describeError } from '../errors.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
 import { acquireDirLock, type DirLock } from './lock.js';
+import type { PgliteInWorker } from './pglite-worker.js';
 import type { MigrationReport, OpenStoreOptions, Store } from './types.js';
 
 /** Seconds to wait for a PostgreSQL server that does not answer (postgres.js defaults to 30). */
@@ -119,26 +120,20 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
     throw err instanceof NaviError ? err : notWritable(dataDir, err);
   }
 
-  let pglite: { close(): Promise<void>; closed: boolean } | undefined;
+  let pglite: PgliteInWorker | undefined;
   try {
-    // PGlite's 9 MB of WebAssembly: V8's optimising tier (TurboFan) compiles it in the
-    // background and, on a 2-core machine, starves the main thread and delays exit by up to
-    // half a second. The baseline tier alone opens ~3× faster; queries run ~10% slower, which
-    // navi's few small statements per turn do not notice. Set before the module is compiled.
-    setFlagsFromString('--liftoff-only');
-    const [{ PGlite }, { drizzle }, { migratePglite }, { createDrizzleStore }] = await Promise.all([
-      import('@electric-sql/pglite'),
+    const [{ PgliteInWorker }, { drizzle }, { migratePglite }, { createDrizzleStore }] = await Promise.all([
+      import('./pglite-worker.js'),
       import('drizzle-orm/pglite'),
       import('./migrate.js'),
       import('./drizzle-store.js'),
     ]);
-    const client = await PGlite.create(dataDir, {
-      // 16 MB of shared buffers (PostgreSQL's default is 128 MB): zeroing 128 MB of WebAssembly
-      // memory alone costs ~75 ms per start and doubles peak RSS, for data navi keeps small.
-      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
-    });
+    // 16 MB of shared buffers (PostgreSQL's default is 128 MB): zeroing 128 MB of WebAssembly
+    // memory alone costs ~75 ms per start and doubles peak RSS, for data navi keeps small.
+    const client = await PgliteInWorker.open(dataDir, ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`]);
     pglite = client;
-    const db = drizzle({ client });
+    // drizzle's pglite driver calls query/exec/transaction: the worker's client answers them.
+    const db = drizzle({ client: client as unknown as PGlite });
     const { applied, total } = await migratePglite(db);
     const store = createDrizzleStore(db, {
       backend: 'pglite',

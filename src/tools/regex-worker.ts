@@ -62,7 +62,7 @@ function failAll(w: Worker, outcome: MatchOutcome): void {
 
 function currentWorker(): Worker {
   if (worker !== null) return worker;
-  const w = new Worker(WORKER_SOURCE, { eval: true });
+  const w = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
   w.on('message', (m: WorkerMessage) => {
     const p = pending.get(m.id);
     pending.delete(m.id);
