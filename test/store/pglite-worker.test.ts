@@ -1,0 +1,105 @@
+/**
+ * The PGlite client that forwards to a worker thread: what drizzle's pglite driver relies on
+ * (query with parameters and pass-through parsers, exec, transactions that commit or roll
+ * back), errors with the driver's fields, and a worker that never holds the process open.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgliteInWorker } from '../../src/store/pglite-worker.js';
+import { runChild, tempDir } from './support.js';
+
+let dir: string;
+let db: PgliteInWorker;
+
+beforeAll(async () => {
+  dir = tempDir('pglite-worker');
+  db = await PgliteInWorker.open(path.join(dir, 'db'), []);
+  await db.exec('create table t (id int primary key, at timestamptz not null default now(), doc jsonb)');
+}, 60_000);
+
+afterAll(async () => {
+  await db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('PgliteInWorker', () => {
+  it('runs parameterised statements in object and array row modes', async () => {
+    await db.query('insert into t (id, doc) values ($1, $2)', [1, JSON.stringify({ a: [1, 'x'] })]);
+    const objects = await db.query('select id, doc from t where id = $1', [1]);
+    expect(objects.rows).toEqual([{ id: 1, doc: { a: [1, 'x'] } }]);
+    expect(objects.fields.map((f) => f.name)).toEqual(['id', 'doc']);
+    const arrays = await db.query('select id from t', [], { rowMode: 'array' });
+    expect(arrays.rows).toEqual([[1]]);
+  });
+
+  it("keeps timestamps as text with drizzle's pass-through parsers, and refuses any other parser", async () => {
+    const typed = await db.query('select at from t where id = 1');
+    expect((typed.rows[0] as { at: unknown }).at).toBeInstanceOf(Date);
+    const raw = await db.query('select at from t where id = 1', [], { parsers: { 1184: (v: string) => v } });
+    expect(typeof (raw.rows[0] as { at: unknown }).at).toBe('string');
+    expect(() => db.query('select 1', [], { parsers: { 1184: (v: string) => v.length } })).toThrow(/pass-through/);
+  });
+
+  it('commits a transaction whose callback resolves, rolls back one that throws', async () => {
+    const value = await db.transaction(async (tx) => {
+      await tx.query('insert into t (id) values (2)');
+      return (await tx.query('select count(*)::int as n from t')).rows[0];
+    });
+    expect(value).toEqual({ n: 2 });
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query('insert into t (id) values (3)');
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect((await db.query('select id from t order by id')).rows).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
+  it('statements outside a transaction wait for it, as in PGlite', async () => {
+    const order: string[] = [];
+    const tx = db.transaction(async (t) => {
+      await t.query('insert into t (id) values (4)');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      order.push('tx done');
+    });
+    const outside = db.query('select count(*)::int as n from t').then((r) => {
+      order.push('outside');
+      return r.rows[0];
+    });
+    await Promise.all([tx, outside]);
+    expect(order).toEqual(['tx done', 'outside']);
+    expect(await outside).toEqual({ n: 3 });
+  });
+
+  it('errors carry the SQLSTATE and details the error mapping reads', async () => {
+    const err = (await db.query('insert into t (id) values (1)').catch((e: unknown) => e)) as Record<string, unknown>;
+    expect(err).toBeInstanceOf(Error);
+    expect(err).toMatchObject({ code: '23505', message: expect.stringContaining('duplicate key') as string });
+    expect(String(err.detail)).toContain('(id)=(1)');
+    // The database is still usable after a failed statement.
+    expect((await db.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('an idle worker does not keep the process alive; a closed one refuses statements', async () => {
+    const child = await runChild(`
+      import { PgliteInWorker } from './src/store/pglite-worker.ts';
+      const db = await PgliteInWorker.open(${JSON.stringify(path.join(dir, 'other'))}, []);
+      console.log(JSON.stringify((await db.query('select 41 + 1 as n')).rows));
+      // no close: the process must still end by itself
+    `);
+    expect(child.stdout.trim()).toBe('[{"n":42}]');
+    expect(child.code).toBe(0);
+
+    const other = await PgliteInWorker.open(path.join(dir, 'other'), []);
+    await other.close();
+    await other.close();
+    await expect(other.query('select 1')).rejects.toThrow(/database worker stopped/);
+  }, 60_000);
+
+  it('a directory PGlite cannot open fails the open with its message', async () => {
+    const file = path.join(dir, 'not-a-dir');
+    fs.writeFileSync(file, 'x');
+    await expect(PgliteInWorker.open(file, [])).rejects.toThrow();
+  }, 60_000);
+});
