@@ -81,6 +81,20 @@ describe('PgliteInWorker', () => {
     expect((await db.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
   });
 
+  it('a table changed under a prepared statement: the statement is prepared again', async () => {
+    await db.exec('create table shape (a int)');
+    await db.query('insert into shape values ($1)', [1]);
+    expect((await db.query('select * from shape')).rows).toEqual([{ a: 1 }]);
+    await db.exec('alter table shape add column b text');
+    expect((await db.query('select * from shape')).rows).toEqual([{ a: 1, b: null }]);
+  });
+
+  it('many distinct statements: past the prepared ones, the rest still run', async () => {
+    for (let i = 0; i < 300; i++) {
+      expect((await db.query(`select $1::int + ${i} as n`, [1])).rows).toEqual([{ n: 1 + i }]);
+    }
+  });
+
   it('an idle worker does not keep the process alive; a closed one refuses statements', async () => {
     const child = await runChild(`
       import { PgliteInWorker } from './src/store/pglite-worker.ts';
