@@ -120,18 +120,21 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
     throw err instanceof NaviError ? err : notWritable(dataDir, err);
   }
 
-  let pglite: PgliteInWorker | undefined;
+  let opening: Promise<PgliteInWorker> | undefined;
   try {
-    const [{ PgliteInWorker }, { drizzle }, { migratePglite }, { createDrizzleStore }] = await Promise.all([
-      import('./pglite-worker.js'),
+    // The worker starts first: it opens the directory on another core while drizzle and the
+    // repositories load here.
+    const { PgliteInWorker } = await import('./pglite-worker.js');
+    // 16 MB of shared buffers (PostgreSQL's default is 128 MB): zeroing 128 MB of WebAssembly
+    // memory alone costs ~75 ms per start and doubles peak RSS, for data navi keeps small.
+    opening = PgliteInWorker.open(dataDir, ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`]);
+    opening.catch(() => undefined); // awaited below
+    const [{ drizzle }, { migratePglite }, { createDrizzleStore }] = await Promise.all([
       import('drizzle-orm/pglite'),
       import('./migrate.js'),
       import('./drizzle-store.js'),
     ]);
-    // 16 MB of shared buffers (PostgreSQL's default is 128 MB): zeroing 128 MB of WebAssembly
-    // memory alone costs ~75 ms per start and doubles peak RSS, for data navi keeps small.
-    const client = await PgliteInWorker.open(dataDir, ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`]);
-    pglite = client;
+    const client = await opening;
     // drizzle's pglite driver calls query/exec/transaction: the worker's client answers them.
     const db = drizzle({ client: client as unknown as PGlite });
     const { applied, total } = await migratePglite(db);
@@ -148,7 +151,7 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
     });
     return { store, applied, total };
   } catch (err) {
-    if (pglite && !pglite.closed) await pglite.close().catch(() => undefined);
+    await opening?.then((client) => client.close()).catch(() => undefined);
     lock.release();
     if (err instanceof NaviError) throw err;
     throw new StorageError(
