@@ -198,6 +198,9 @@ async function handle(m) {
 })();
 `;
 
+/** How long closing may take before the worker is stopped anyway (a close takes ~15 ms). */
+const CLOSE_TIMEOUT_MS = 5_000;
+
 type Request =
   | { op: 'query'; sql: string; params: unknown[]; rowMode: 'array' | 'object'; rawOids: number[]; tx?: number }
   | { op: 'exec'; sql: string; tx?: number }
@@ -290,13 +293,23 @@ export class PgliteInWorker {
     return result;
   }
 
-  /** Closes the database in the worker, then the worker. Idempotent. */
+  /**
+   * Closes the database in the worker, then the worker. Idempotent. Bounded: a close stuck behind
+   * a statement that never ends (or a transaction nobody finished) must not keep navi from
+   * exiting; the worker is then stopped as a killed process would be (PGlite recovers from its
+   * write-ahead log on the next open).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      if (this.exited === null) await this.send({ op: 'close' });
+      if (this.exited === null) {
+        const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS)));
+        await Promise.race([this.send({ op: 'close' }), bounded]);
+      }
     } finally {
+      clearTimeout(timer);
       await this.worker.terminate();
     }
   }

@@ -111,6 +111,22 @@ describe('PgliteInWorker', () => {
     await expect(other.query('select 1')).rejects.toThrow(/database worker stopped/);
   }, 60_000);
 
+  it('close does not wait for a transaction nobody finishes', async () => {
+    const other = await PgliteInWorker.open(path.join(dir, 'stuck'), []);
+    let inside!: () => void;
+    const entered = new Promise<void>((resolve) => (inside = resolve));
+    const abandoned = other.transaction(async () => {
+      inside();
+      await new Promise(() => undefined); // never settles
+    });
+    abandoned.catch(() => undefined);
+    await entered;
+    const started = Date.now();
+    await other.close();
+    expect(Date.now() - started).toBeLessThan(15_000); // ~5 s: a hang guard, not a timing
+    await expect(other.query('select 1')).rejects.toThrow(/database worker stopped/);
+  }, 30_000);
+
   it('a directory PGlite cannot open fails the open with its message', async () => {
     const file = path.join(dir, 'not-a-dir');
     fs.writeFileSync(file, 'x');
