@@ -175,15 +175,19 @@ describe('acquireDirLock', () => {
     // Each child races ROUNDS times: all wait for the same instant, go for the lock together, the
     // winner holds it past the others' attempts, then releases it as a dead process would not:
     // the next round starts again from a stale lock. Any round with two winners fails.
-    const rounds = 8;
-    const racers = 6;
-    const start = Date.now() + 2_500;
+    const rounds = 6;
+    const racers = 5;
+    const start = Date.now() + 3_000;
+    // Children sleep until just before each start and spin only the last few milliseconds: six
+    // processes spinning for seconds would starve the rest of a parallel test run.
     const racer = `
       import fs from 'node:fs';
       import { acquireDirLock } from './src/store/lock.ts';
+      const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
       const out = [];
       for (let round = 0; round < ${rounds}; round++) {
         const go = ${start} + round * 500;
+        await sleep(go - Date.now() - 15);
         while (Date.now() < go) {}
         // A child the scheduler kept away past the start could find the lock already released:
         // such a round proves nothing for it.
@@ -191,7 +195,7 @@ describe('acquireDirLock', () => {
         try {
           const lock = acquireDirLock(${JSON.stringify(dir)});
           out.push('acquired');
-          while (Date.now() < go + 300) {}
+          await sleep(go + 300 - Date.now());
           lock.release();
           if (round % 2 === 0) fs.writeFileSync(${JSON.stringify(lockPath)}, ${JSON.stringify(
             JSON.stringify({ pid: deadPid(), hostname: os.hostname(), started_at: new Date().toISOString() }),
