@@ -31,12 +31,13 @@ describe('first-chunk timeout', () => {
       `no response from Ollama at ${server.url} for model ${MODEL} within 0.3 s (first chunk); ` +
         'raise llm.first_chunk_timeout_s or LLM_STREAM_FIRST_CHUNK_TIMEOUT',
     );
+    // Upper bounds far below the server's 10 s, with room for a loaded CI machine.
     expect(elapsed).toBeGreaterThanOrEqual(280);
-    expect(elapsed).toBeLessThan(1500);
+    expect(elapsed).toBeLessThan(3000);
     // The server must see the connection go away, or a real GPU would keep prefilling.
-    const record = await server.waitForClose(0, 1000);
+    const record = await server.waitForClose(0, 3000);
     expect(record.clientClosed).toBe(true);
-    expect((record.closedAt ?? Infinity) - started).toBeLessThan(1500);
+    expect((record.closedAt ?? Infinity) - started).toBeLessThan(3000);
   });
 
   it('also fires when headers arrive but no line follows', async () => {
