@@ -83,8 +83,8 @@ describe('inter-chunk timeout', () => {
     expect(llmError.message).toContain(MODEL);
     expect(llmError.message).toContain('0.3 s');
     expect(llmError.message).toContain('LLM_STREAM_CHUNK_TIMEOUT');
-    expect(elapsed).toBeLessThan(1500);
-    expect((await server.waitForClose(0, 1000)).clientClosed).toBe(true);
+    expect(elapsed).toBeLessThan(3000);
+    expect((await server.waitForClose(0, 3000)).clientClosed).toBe(true);
   });
 
   it('restarts for every chunk: a slow but steady stream completes', async () => {
