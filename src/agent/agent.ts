@@ -33,6 +33,13 @@ export const MAX_SUBAGENT_DEPTH = 3;
 /** Sub-agent defaults (seed 000 run_ephemeral). */
 export const SUBAGENT_MAX_ITERATIONS = 40;
 export const SUBAGENT_TIMEOUT_S = 300;
+/**
+ * The most a model may ask for one sub-agent (`timeout_seconds`, `max_iterations`): enough for
+ * real work, never "forever". (Uncapped, a timeout past ~24.8 days overflowed Node's timer and
+ * fired at once, and past ~49.7 days `AbortSignal.timeout` threw.)
+ */
+export const SUBAGENT_TIMEOUT_CAP_S = 3600;
+export const SUBAGENT_ITERATION_CAP = 200;
 
 /** Unknown tool names in a profile (excluding tools that later features provide). */
 export function unknownProfileTools(profile: Profile, has: (name: string) => boolean): string[] {
@@ -120,7 +127,7 @@ export class Agent {
   async runEphemeralOutcome(message: string, profileId: string, opts: EphemeralOptions): Promise<EphemeralOutcome> {
     const profile = this.deps.profiles.profiles.get(profileId);
     if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${profileId}'`);
-    const timeout = AbortSignal.timeout(Math.max(1, opts.timeoutSeconds ?? SUBAGENT_TIMEOUT_S) * 1000);
+    const timeout = AbortSignal.timeout(subagentTimeoutS(opts.timeoutSeconds) * 1000);
     const signal = AbortSignal.any([opts.signal, timeout]);
     const tools = this.subagentTools(profile, opts.toolCeiling);
     const sub: SubagentTurn = {
@@ -141,7 +148,7 @@ export class Agent {
       message,
       profileId,
       signal,
-      maxIterations: opts.maxIterations ?? SUBAGENT_MAX_ITERATIONS,
+      maxIterations: Math.min(opts.maxIterations ?? SUBAGENT_MAX_ITERATIONS, SUBAGENT_ITERATION_CAP),
       kind: 'subagent',
       parentSessionId: opts.parentSessionId,
       subagent: sub,
@@ -208,7 +215,7 @@ export class Agent {
     const ran = note ? `[sub-agent '${profileId}' ran ${note}]\n` : '';
     if (out.stopReason === 'completed') return { ok: true, output: `${ran}${out.text || '(the sub-agent gave no answer)'}` };
     const why = out.timedOut
-      ? `timed out after ${args.timeout_seconds ?? SUBAGENT_TIMEOUT_S} s`
+      ? `timed out after ${subagentTimeoutS(args.timeout_seconds)} s`
       : out.stopReason === 'max_iterations'
         ? `hit its iteration limit (${out.iterations})`
         : out.stopReason === 'interrupted'
@@ -226,4 +233,9 @@ export function agentServices(deps: AgentDeps): Omit<TurnServices, 'spawn'> {
     afterTurn: (turn) => extractMemories(turn, deps),
     view: (turn): readonly ChatMessage[] => truncateForView(turn.context, viewBudget(turn.numCtx, deps.messageTokenBudget ?? 0)),
   };
+}
+
+/** The sub-agent's timeout in seconds: the asked one (default 300) within 1 s … the cap. */
+export function subagentTimeoutS(asked: number | undefined): number {
+  return Math.min(SUBAGENT_TIMEOUT_CAP_S, Math.max(1, asked ?? SUBAGENT_TIMEOUT_S));
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import { Agent, type TurnOptions } from '../../src/agent/agent.js';
+import { Agent, subagentTimeoutS, type TurnOptions } from '../../src/agent/agent.js';
 import { parseFacts } from '../../src/agent/memory-extraction.js';
 import { MemoryStore } from '../support/memory-store.js';
 import { ScriptedLlm, type ScriptedTurn } from '../support/scripted-llm.js';
@@ -116,6 +116,33 @@ describe('sub-agents', () => {
     const spawn = events.find((e) => e.type === 'tool_call' && e.name === 'spawn_agent' && e.is_subagent !== true);
     expect(spawn).toMatchObject({ ok: false });
     expect(spawn?.type === 'tool_call' && spawn.output).toMatch(/timed out after 1 s/);
+  });
+
+  it.each<[number | undefined, number]>([
+    [undefined, 300],
+    [0, 1],
+    [1, 1],
+    [600, 600],
+    [3600, 3600],
+    [1e9, 3600], // uncapped, AbortSignal.timeout threw (RangeError) past 2^32 ms
+  ])('sub-agent timeout asked %s s → %s s', (asked, effective) => {
+    expect(subagentTimeoutS(asked)).toBe(effective);
+  });
+
+  it('a huge timeout_seconds neither fires at once nor warns', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const { agent } = setup([{ toolCalls: [{ name: 'spawn_agent', arguments: { task: 'look', timeout_seconds: 1e9 } }] }, { content: 'seen' }, { content: 'done' }]);
+      const { events } = await collect(agent.runStream(options()));
+      const spawn = events.find((e) => e.type === 'tool_call' && e.name === 'spawn_agent' && e.is_subagent !== true);
+      expect(spawn).toMatchObject({ ok: true });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('runEphemeral returns [text, false] at the iteration limit, with session-aware tools on the parent', async () => {
