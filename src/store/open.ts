@@ -58,6 +58,8 @@ function openAndMigrate(opts: OpenStoreOptions): Promise<Opened> {
 }
 
 async function openPostgres(url: string, connectTimeoutS: number): Promise<Opened> {
+  // A database worker started on a guess (the URL came from a config file) is not needed.
+  void import('./pglite-worker.js').then((m) => m.discardPglitePrewarm());
   const location = redactUrl(url);
   if (!isPostgresUrl(url)) {
     throw new InvalidInputError(

@@ -19,8 +19,42 @@ import { Worker } from 'node:worker_threads';
 interface WorkerInput {
   /** Absolute path of PGlite's CommonJS entry, resolved here (the worker has no module location). */
   pgliteEntry: string;
-  dataDir: string;
-  startParams: string[];
+  /** Absent for a worker started ahead of time: the first message names the directory. */
+  dataDir?: string;
+  startParams?: string[];
+}
+
+/** A worker started before the directory was known (`prewarmPglite`), and whether it died. */
+let prewarmed: { worker: Worker; dead: boolean } | null = null;
+
+function startWorker(input: WorkerInput): Worker {
+  return new Worker(WORKER_SOURCE, { eval: true, workerData: input, execArgv: [] });
+}
+
+function pgliteEntry(): string {
+  return createRequire(import.meta.url).resolve('@electric-sql/pglite');
+}
+
+/**
+ * Starts the database worker before the command knows its directory, so that loading PGlite and
+ * compiling its WebAssembly (~50 ms) overlap navi's own start-up. Called when a command will
+ * probably open the embedded database; the next `PgliteInWorker.open` uses it. It holds nothing
+ * open: an unused one does not keep the process alive.
+ */
+export function prewarmPglite(): void {
+  if (prewarmed !== null) return;
+  const worker = startWorker({ pgliteEntry: pgliteEntry() });
+  const entry = { worker, dead: false };
+  worker.on('error', () => (entry.dead = true));
+  worker.on('exit', () => (entry.dead = true));
+  worker.unref();
+  prewarmed = entry;
+}
+
+/** Stops a worker started ahead of time that will not be used (the store is PostgreSQL). */
+export function discardPglitePrewarm(): void {
+  void prewarmed?.worker.terminate();
+  prewarmed = null;
 }
 
 /**
@@ -181,9 +215,22 @@ async function handle(m) {
   }
 }
 
+// What does not depend on the directory starts at once: compiling the WebAssembly and reading
+// the file bundle (a worker started ahead of time has them ready when the directory is named).
+// Should these files move in a PGlite release, PGlite finds them itself.
+const fs = require('node:fs');
+const path = require('node:path');
+const pgliteDir = path.dirname(workerData.pgliteEntry);
+const assets = Promise.all([
+  WebAssembly.compile(fs.readFileSync(path.join(pgliteDir, 'pglite.wasm'))),
+  fs.promises.readFile(path.join(pgliteDir, 'pglite.data')),
+]).then(([pgliteWasmModule, data]) => ({ pgliteWasmModule, fsBundle: new Blob([data]) }), () => ({}));
+const where = workerData.dataDir !== undefined ? Promise.resolve(workerData) : new Promise((resolve) => parentPort.once('message', resolve));
+
 (async () => {
   try {
-    db = await PGlite.create(workerData.dataDir, { startParams: [...PGlite.defaultStartParams, ...workerData.startParams] });
+    const [ready, { dataDir, startParams }] = await Promise.all([assets, where]);
+    db = await PGlite.create(dataDir, { ...ready, startParams: [...PGlite.defaultStartParams, ...startParams] });
   } catch (err) {
     parentPort.postMessage({ id: 0, ok: false, error: plain(err) });
     return;
@@ -243,12 +290,17 @@ export class PgliteInWorker {
 
   /** Starts the worker and opens `dataDir` in it; rejects with PGlite's own error when that fails. */
   static async open(dataDir: string, startParams: string[]): Promise<PgliteInWorker> {
-    const input: WorkerInput = {
-      pgliteEntry: createRequire(import.meta.url).resolve('@electric-sql/pglite'),
-      dataDir,
-      startParams,
-    };
-    const client = new PgliteInWorker(new Worker(WORKER_SOURCE, { eval: true, workerData: input, execArgv: [] }));
+    const early = prewarmed;
+    prewarmed = null;
+    let worker: Worker;
+    if (early !== null && !early.dead) {
+      worker = early.worker;
+      worker.ref();
+      worker.postMessage({ dataDir, startParams });
+    } else {
+      worker = startWorker({ pgliteEntry: pgliteEntry(), dataDir, startParams });
+    }
+    const client = new PgliteInWorker(worker);
     try {
       await new Promise((resolve, reject) => client.pending.set(0, { resolve, reject }));
     } catch (err) {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgliteInWorker } from '../../src/store/pglite-worker.js';
+import { discardPglitePrewarm, PgliteInWorker, prewarmPglite } from '../../src/store/pglite-worker.js';
 import { runChild, tempDir } from './support.js';
 
 let dir: string;
@@ -126,6 +126,29 @@ describe('PgliteInWorker', () => {
     expect(Date.now() - started).toBeLessThan(15_000); // ~5 s: a hang guard, not a timing
     await expect(other.query('select 1')).rejects.toThrow(/database worker stopped/);
   }, 30_000);
+
+  it('a worker started ahead of time opens the directory named later; a discarded one is gone', async () => {
+    prewarmPglite();
+    prewarmPglite(); // once is enough
+    const early = await PgliteInWorker.open(path.join(dir, 'early'), []);
+    expect((await early.query('select 2 as two')).rows).toEqual([{ two: 2 }]);
+    await early.close();
+
+    prewarmPglite();
+    discardPglitePrewarm();
+    const fresh = await PgliteInWorker.open(path.join(dir, 'early'), []);
+    expect((await fresh.query('select 3 as three')).rows).toEqual([{ three: 3 }]);
+    await fresh.close();
+  }, 60_000);
+
+  it('an unused early worker does not keep the process alive', async () => {
+    const child = await runChild(`
+      import { prewarmPglite } from './src/store/pglite-worker.ts';
+      prewarmPglite();
+      console.log('started');
+    `);
+    expect(child).toMatchObject({ code: 0, stdout: 'started\n' });
+  }, 60_000);
 
   it('a directory PGlite cannot open fails the open with its message', async () => {
     const file = path.join(dir, 'not-a-dir');
