@@ -28,7 +28,6 @@ interface Sent {
   segments: Segment[];
 }
 
-
 /** Agents remembered (the main agent and sub-agents nested under it take turns). */
 const MAX_AGENTS = 4;
 
