@@ -71,7 +71,7 @@ export async function main(args: string[]): Promise<void> {
   const fast = parseRunFast(args);
   if (fast !== null) {
     // The embedded database (no --db, no DATABASE_URL) starts loading on another core now.
-    if (fast.db === undefined && !process.env.DATABASE_URL) void import('../store/pglite-worker.js').then((m) => m.prewarmPglite());
+    if (fast.db === undefined && !process.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
     try {
       sink.code = await (await import('./commands/run.js')).runCommand(fast);
     } catch (err) {

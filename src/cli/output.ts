@@ -216,9 +216,7 @@ export class Output {
         if (payload.errors.length === 0) this.diagnostic(`navi: ${payload.status} (${payload.reason})`);
       }
     } else {
-      const ev = { ...this.envelope('result'), ...payload };
-      if (this.opts.mode === 'json') this.opts.stdout.write(`${jsonLine(ev)}\n`);
-      else this.writeLine(ev);
+      this.writeLine({ ...this.envelope('result'), ...payload });
       if (payload.status !== 'success' && !this.opts.quiet) for (const e of payload.errors) this.opts.stderr.write(`navi: ${terminalSafe(e)}\n`);
     }
     await drain(this.opts.stdout);

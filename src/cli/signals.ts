@@ -12,9 +12,10 @@ export interface StopHandle {
   /**
    * The command's outcome is written and everything is saved: from now on SIGINT or SIGTERM exit
    * at once with `exitCode` (what is left is closing the store and flushing stdout). Without
-   * this, a signal in that last moment would kill navi with no exit code of its own.
+   * this, a signal in that last moment would kill navi with no exit code of its own. Returns
+   * `exitCode`, for `return stop.finish(code)`.
    */
-  finish(exitCode: number): void;
+  finish(exitCode: number): number;
   /** Removes the handlers (another command's take over). Only the first of these two counts. */
   dispose(): void;
 }
@@ -57,9 +58,11 @@ export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onF
       return stoppedBy;
     },
     finish(exitCode) {
-      if (settled) return;
-      settled = true;
-      swap(() => process.exit(exitCode));
+      if (!settled) {
+        settled = true;
+        swap(() => process.exit(exitCode));
+      }
+      return exitCode;
     },
     dispose() {
       settled = true;

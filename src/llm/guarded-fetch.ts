@@ -240,9 +240,7 @@ function errorMessage(text: string, fallback: string): string {
   if (trimmed === '') return fallback;
   try {
     const parsed: unknown = JSON.parse(trimmed);
-    if (isRecord(parsed) && parsed.error !== undefined) {
-      return typeof parsed.error === 'string' ? parsed.error : JSON.stringify(parsed.error);
-    }
+    if (isRecord(parsed) && parsed.error !== undefined) return errorText(parsed.error);
   } catch {
     // Not JSON (a proxy's HTML page, a plain-text 502): fall through to the first line.
   }
@@ -286,7 +284,7 @@ function ndjsonBody(res: IncomingMessage, state: WireState): ReadableStream<Uint
             return;
           }
           if (parsed.error !== undefined) {
-            const message = typeof parsed.error === 'string' ? parsed.error : JSON.stringify(parsed.error);
+            const message = errorText(parsed.error);
             state.streamError = message;
             finish(`${JSON.stringify({ error: message })}\n`);
             return;
@@ -330,6 +328,11 @@ function ndjsonBody(res: IncomingMessage, state: WireState): ReadableStream<Uint
     },
     { highWaterMark: 64 },
   );
+}
+
+/** An `error` field as text: the string itself, anything else as JSON. */
+function errorText(error: unknown): string {
+  return typeof error === 'string' ? error : JSON.stringify(error);
 }
 
 function excerpt(text: string): string {

@@ -65,11 +65,18 @@ export function messageJson(msg: ChatMessage): string {
  * with the history (SPEC §12: the harness gap stays flat).
  */
 export function chatRequestJson(req: ChatRequest): string {
+  const { head, tail } = chatRequestFrame(req);
+  return `${head}${req.messages.map(messageJson).join(',')}${tail}`;
+}
+
+/**
+ * What a chat request body holds before its first message (`{"model":…,"messages":[`) and after
+ * its last one (`],"think":…,"stream":true}`): everything but the messages.
+ */
+export function chatRequestFrame(req: ChatRequest): { head: string; tail: string } {
   const { model, messages: _none, ...rest } = toOllamaRequest({ ...req, messages: [] });
-  const head = JSON.stringify({ model });
-  // `rest` always holds `think` and `options`, so the tail is never `{}`.
-  const tail = JSON.stringify({ ...rest, stream: true });
-  return `${head.slice(0, -1)},"messages":[${req.messages.map(messageJson).join(',')}],${tail.slice(1)}`;
+  // `rest` always holds `think` and `options`, so its JSON is never `{}`.
+  return { head: `${JSON.stringify({ model }).slice(0, -1)},"messages":[`, tail: `],${JSON.stringify({ ...rest, stream: true }).slice(1)}` };
 }
 
 function buildOllamaMessage(msg: ChatMessage): Message {

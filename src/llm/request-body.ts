@@ -6,7 +6,7 @@
  * gap stays flat). The bytes are exactly `chatRequestJson(req)`, cut into a few segments that
  * the HTTP request writes one after another.
  */
-import { chatRequestJson, messageJson } from './ollama-mapping.js';
+import { chatRequestFrame, messageJson } from './ollama-mapping.js';
 import type { ChatMessage, ChatRequest } from './types.js';
 
 /** A request body in pieces, and its length in bytes. */
@@ -89,14 +89,9 @@ export class ChatBodies {
   private frame(req: ChatRequest): { head: Buffer; tail: Buffer } {
     const last = this.lastFrame;
     if (last !== null && sameFrame(last.req, req)) return last;
-    const whole = chatRequestJson({ ...req, messages: [] });
-    const open = whole.indexOf(',"messages":[') + ',"messages":['.length;
+    const { head, tail } = chatRequestFrame(req);
     const { model, tools, think, numCtx, temperature, keepAlive, format } = req;
-    this.lastFrame = {
-      req: { model, tools, think, numCtx, temperature, keepAlive, format },
-      head: Buffer.from(whole.slice(0, open)),
-      tail: Buffer.from(whole.slice(open)),
-    };
+    this.lastFrame = { req: { model, tools, think, numCtx, temperature, keepAlive, format }, head: Buffer.from(head), tail: Buffer.from(tail) };
     return this.lastFrame;
   }
 }

@@ -56,10 +56,10 @@ export function acquireDirLock(dir: string): DirLock {
 
     const existing = readLock(lockPath);
     if (existing === 'missing') continue; // its owner released it meanwhile
-    if (!isStale(lockPath, existing)) throw lockedError(lockPath, existing === 'unreadable' ? null : existing);
+    if (!isStale(lockPath, existing)) throw lockedError(lockPath, existing);
     removeStale(lockPath, existing);
   }
-  throw lockedError(lockPath, readOwnerOrNull(lockPath));
+  throw lockedError(lockPath, readLock(lockPath));
 }
 
 function newOwner(): LockOwner {
@@ -140,7 +140,7 @@ function removeStale(lockPath: string, seen: LockOwner | 'unreadable'): void {
       seen === 'unreadable' ? now === 'unreadable' : typeof now === 'object' && sameOwner(now, seen);
     if (!unchanged) {
       if (now === 'missing') return;
-      throw lockedError(lockPath, now === 'unreadable' ? null : now);
+      throw lockedError(lockPath, now);
     }
     fs.rmSync(lockPath, { force: true });
   } finally {
@@ -176,11 +176,6 @@ function readLock(lockPath: string): LockOwner | 'missing' | 'unreadable' {
     // fall through: half-written or foreign content
   }
   return 'unreadable';
-}
-
-function readOwnerOrNull(lockPath: string): LockOwner | null {
-  const owner = readLock(lockPath);
-  return typeof owner === 'object' ? owner : null;
 }
 
 function sameOwner(a: LockOwner, b: LockOwner): boolean {
@@ -244,8 +239,9 @@ function isOldDebris(lockPath: string): boolean {
   }
 }
 
-function lockedError(lockPath: string, owner: LockOwner | null): StorageError {
-  const who = owner
+/** `owner`: what the lock file said (nothing usable → "another navi process"). */
+function lockedError(lockPath: string, owner: LockOwner | 'missing' | 'unreadable' | null): StorageError {
+  const who = typeof owner === 'object' && owner !== null
     ? `process ${owner.pid} on ${owner.hostname} (since ${owner.started_at})`
     : 'another navi process';
   return new StorageError(

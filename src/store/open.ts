@@ -11,6 +11,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { InvalidInputError, NaviError, StorageError, describeError } from '../errors.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
 import { acquireDirLock, type DirLock } from './lock.js';
+import type * as PgliteWorkerModule from './pglite-worker.js';
 import type { PgliteInWorker } from './pglite-worker.js';
 import type { MigrationReport, OpenStoreOptions, Store } from './types.js';
 
@@ -57,9 +58,25 @@ function openAndMigrate(opts: OpenStoreOptions): Promise<Opened> {
   return opts.url ? openPostgres(opts.url, opts.connectTimeoutS ?? DEFAULT_CONNECT_TIMEOUT_S) : openPglite(opts.dataDir);
 }
 
+/** The PGlite worker module, once `prewarmEmbeddedStore` started a worker on a guess. */
+let earlyPglite: Promise<typeof PgliteWorkerModule> | null = null;
+
+/**
+ * For a command that will probably open the embedded database (no `--db`, no DATABASE_URL):
+ * starts its worker now, so that loading PGlite overlaps start-up (`prewarmPglite`). A store
+ * that turns out to be PostgreSQL stops it again.
+ */
+export function prewarmEmbeddedStore(): void {
+  earlyPglite ??= import('./pglite-worker.js').then((m) => {
+    m.prewarmPglite();
+    return m;
+  });
+  earlyPglite.catch(() => undefined);
+}
+
 async function openPostgres(url: string, connectTimeoutS: number): Promise<Opened> {
   // A database worker started on a guess (the URL came from a config file) is not needed.
-  void import('./pglite-worker.js').then((m) => m.discardPglitePrewarm());
+  void earlyPglite?.then((m) => m.discardPglitePrewarm());
   const location = redactUrl(url);
   if (!isPostgresUrl(url)) {
     throw new InvalidInputError(

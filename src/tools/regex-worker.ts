@@ -9,23 +9,37 @@
 import { Worker } from 'node:worker_threads';
 
 /**
- * The worker: for each file, the 0-based indexes of its matching lines, at most `limit` in all.
- * A string evaluated as CommonJS, so the same code runs from `src/` (tests) and `dist/`.
+ * The 0-based indexes of the lines of each text for which `test` holds, at most `limit` in all.
+ * Used on this thread for literal searches and, as source text, by the worker for regexes: it
+ * must stay self-contained (no names from outside its body).
+ */
+export function matchLines(texts: readonly string[], test: (line: string) => boolean, limit: number): number[][] {
+  let left = limit;
+  return texts.map((text) => {
+    const found: number[] = [];
+    if (left <= 0) return found;
+    const lines = text.split('\n');
+    for (let i = 0; i < lines.length && left > 0; i++) {
+      if (test(lines[i] ?? '')) {
+        found.push(i);
+        left--;
+      }
+    }
+    return found;
+  });
+}
+
+/**
+ * The worker: `matchLines` with the pattern as the test. A string evaluated as CommonJS, so the
+ * same code runs from `src/` (tests) and `dist/`.
  */
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
+const matchLines = ${matchLines.toString()};
 parentPort.on('message', ({ id, pattern, texts, limit }) => {
-  let left = limit;
   try {
     const re = new RegExp(pattern);
-    const matches = texts.map((text) => {
-      const found = [];
-      if (left <= 0) return found;
-      const lines = text.split('\\n');
-      for (let i = 0; i < lines.length && left > 0; i++) if (re.test(lines[i])) { found.push(i); left--; }
-      return found;
-    });
-    parentPort.postMessage({ id, matches });
+    parentPort.postMessage({ id, matches: matchLines(texts, (line) => re.test(line), limit) });
   } catch (err) {
     parentPort.postMessage({ id, error: String(err && err.message || err) });
   }

@@ -41,12 +41,9 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
       duration_ms: Date.now() - started,
       errors: [],
     });
-    stop.finish(EXIT.success);
-    return EXIT.success;
+    return stop.finish(EXIT.success);
   } catch (err) {
-    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
-    stop.finish(code);
-    return code;
+    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId }));
   } finally {
     output.close();
     // Everything is saved before the result is written; a signal while closing exits at once.

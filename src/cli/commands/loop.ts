@@ -272,12 +272,9 @@ export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<
       ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
       errors,
     });
-    stop.finish(EXIT[status]);
-    return EXIT[status];
+    return stop.finish(EXIT[status]);
   } catch (err) {
-    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
-    stop.finish(code);
-    return code;
+    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) }));
   } finally {
     output.close();
     if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];

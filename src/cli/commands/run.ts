@@ -164,12 +164,9 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
       duration_ms: Date.now() - started,
       errors: message === null ? [] : [message],
     });
-    stop.finish(EXIT[status]);
-    return EXIT[status];
+    return stop.finish(EXIT[status]);
   } catch (err) {
-    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId });
-    stop.finish(code);
-    return code;
+    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId }));
   } finally {
     output.close();
     // Every message is saved before the result is written; a signal while closing exits at once.

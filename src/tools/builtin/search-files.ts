@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { resolveInside } from '../paths.js';
 import { redactBeforeCut } from '../redact.js';
-import { matchLinesInWorker, type MatchOutcome } from '../regex-worker.js';
+import { matchLines, matchLinesInWorker, type MatchOutcome } from '../regex-worker.js';
 import { BINARY_SNIFF_BYTES } from './text-file.js';
 
 /** Matches returned; past this the pattern is too broad to be useful to the model. */
@@ -43,22 +43,10 @@ export function searchMode(pattern: string): { kind: 'literal'; text: string } |
   }
 }
 
-/** The 0-based indexes of the lines of each text that contain `literal`, at most `limit` in all. */
+/** Lines containing `literal` (`matchLines`; a text without it is not split into lines at all). */
 function matchLiteral(literal: string, texts: readonly string[], limit: number): MatchOutcome {
-  let left = limit;
-  const matches = texts.map((text) => {
-    const found: number[] = [];
-    if (left <= 0 || !text.includes(literal)) return found;
-    const lines = text.split('\n');
-    for (let i = 0; i < lines.length && left > 0; i++) {
-      if (lines[i]?.includes(literal) === true) {
-        found.push(i);
-        left--;
-      }
-    }
-    return found;
-  });
-  return { ok: true, matches };
+  const candidates = texts.map((text) => (text.includes(literal) ? text : ''));
+  return { ok: true, matches: matchLines(candidates, (line) => line.includes(literal), limit) };
 }
 
 async function readTextFile(file: string): Promise<string | undefined> {
