@@ -67,6 +67,16 @@ export class LlmUnavailableError extends NaviError {
   }
 }
 
+/**
+ * The model produced output Ollama could not use (a malformed tool call, an empty reply). Not
+ * an outage: the agent asks again, and only when retries run out does it end the run (exit 1).
+ */
+export class ModelOutputError extends NaviError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super('error', code, message, options);
+  }
+}
+
 /** Database could not be opened, migrated, locked or written: exit 1. */
 export class StorageError extends NaviError {
   constructor(code: string, message: string, options?: { cause?: unknown }) {

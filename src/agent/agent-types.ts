@@ -58,7 +58,9 @@ export interface TurnOptions {
   /** The user set num_ctx; otherwise it is lowered to the model's trained context length. */
   numCtxExplicit?: boolean;
   think: boolean;
-  keepAlive: string;
+  /** The user set llm.think: a model that cannot think gets a warning, not silence. */
+  thinkExplicit?: boolean;
+  keepAlive: string | number;
   temperature?: number;
   /** Caps tool-loop iterations (else the profile's `max_iterations`). */
   maxIterations?: number;
@@ -81,6 +83,8 @@ export interface TurnOutcome {
   /** Model calls made. */
   modelCalls: number;
   usage: ChatUsage;
+  /** Why the turn produced no usable answer (`model_error`, `truncated`), one line. */
+  error?: string;
 }
 
 export type { AgentEvent };

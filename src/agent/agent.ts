@@ -214,14 +214,25 @@ export class Agent {
     });
     const ran = note ? `[sub-agent '${profileId}' ran ${note}]\n` : '';
     if (out.stopReason === 'completed') return { ok: true, output: `${ran}${out.text || '(the sub-agent gave no answer)'}` };
-    const why = out.timedOut
-      ? `timed out after ${subagentTimeoutS(args.timeout_seconds)} s`
-      : out.stopReason === 'max_iterations'
-        ? `hit its iteration limit (${out.iterations})`
-        : out.stopReason === 'interrupted'
-          ? 'was interrupted'
-          : 'ran out of context';
+    const why = out.timedOut ? `timed out after ${subagentTimeoutS(args.timeout_seconds)} s` : subagentFailure(out);
     return { ok: false, output: `${ran}[sub-agent ${why}; partial result below]\n${out.text}` };
+  }
+}
+
+/** Why a sub-agent's turn did not complete, as the calling model reads it. */
+function subagentFailure(out: TurnOutcome): string {
+  switch (out.stopReason) {
+    case 'max_iterations':
+      return `hit its iteration limit (${out.iterations})`;
+    case 'interrupted':
+      return 'was interrupted';
+    case 'context_too_large':
+      return 'ran out of context';
+    case 'truncated':
+      return 'was cut off at the output limit';
+    case 'model_error':
+    case 'completed':
+      return `failed: ${out.error ?? 'no usable answer'}`;
   }
 }
 

@@ -22,7 +22,12 @@ const usage = z.strictObject({
 });
 
 /** Why an agent turn ended. */
-export const stopReason = z.enum(['completed', 'max_iterations', 'context_too_large', 'interrupted']);
+export const stopReason = z
+  .enum(['completed', 'max_iterations', 'context_too_large', 'interrupted', 'truncated', 'model_error'])
+  .describe(
+    'completed; max_iterations; context_too_large; interrupted; truncated (the answer hit the output limit, done_reason "length"); ' +
+      'model_error (the model kept writing unparsable tool calls or empty replies after retries)',
+  );
 export type StopReason = z.infer<typeof stopReason>;
 
 /** One completion indicator: met, not met, or not applicable to this run. */
@@ -187,6 +192,8 @@ export const eventPayloads = {
     model: z.string(),
     num_ctx: z.number().int().describe('context window requested from Ollama'),
     context_length: z.number().int().optional().describe("the model's trained context length, from /api/show"),
+    capabilities: z.array(z.string()).optional().describe('what Ollama reports the model can do (/api/show): completion, tools, thinking, …'),
+    think: z.boolean().optional().describe('whether requests ask for thinking (configured, and the model supports it)'),
   }),
   planning_status: z.strictObject({
     phase: z.string().describe('planning phase: analysis | execution_plan | done'),

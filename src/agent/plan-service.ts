@@ -57,9 +57,16 @@ export async function planForTurn(turn: Turn, deps: AgentDeps, args: { reason?: 
   const todos: TodoItem[] = outcome.todoItems.map((text, i) => ({ id: i + 1, text, status: 'pending' }));
   await store.state.setTodos(todoSession, todos);
   turn.emit({ type: 'todo_updated', todos });
-  turn.pendingAfterBatch.push({ role: 'assistant', content: outcome.planText });
   turn.emit({ type: 'plan_ready', complexity: outcome.complexity, plan: outcome.planText, steps: outcome.steps.map((s) => s.text) });
+  const result = await followUp(turn, deps, outcome);
+  // The plan, then the follow-up as a user turn: Ollama merges consecutive assistant messages
+  // (template/template.go `collate`), which would drop the tool calls of the model's next reply.
+  turn.pendingAfterBatch.push({ role: 'assistant', content: outcome.planText }, { role: 'user', content: result.output });
+  return result;
+}
 
+/** What the plan tool answers: proceed, wait for (or record) a confirmation. */
+async function followUp(turn: Turn, deps: AgentDeps, outcome: { complexity: string; planText: string; followUp: string }): Promise<ToolResult> {
   if (outcome.complexity !== 'complex' || turn.isSubagent) return { ok: true, output: outcome.followUp };
   if (turn.opts.interactive && deps.confirmPlan) {
     const confirmed = await deps.confirmPlan(outcome.planText);

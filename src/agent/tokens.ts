@@ -12,6 +12,8 @@ export const CHARS_PER_TOKEN = 3;
 /** Characters a message contributes to a request (content, tool call arguments, names). */
 export function messageChars(m: ChatMessage): number {
   let n = m.content.length + m.role.length + 4;
+  // Reasoning goes back to the model within its turn (ollama-mapping.ts).
+  if (m.thinking) n += m.thinking.length;
   if (m.tool_calls) {
     for (const c of m.tool_calls) {
       n += c.name.length + (typeof c.arguments === 'string' ? c.arguments.length : JSON.stringify(c.arguments ?? {}).length);

@@ -7,11 +7,14 @@ import type { ChatMessage, ChatUsage, ToolCallRequest, ToolSchema } from '../llm
 import type { Profile } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { TodoItem, ToolContext, ToolResult } from '../tools/types.js';
-import { isAbortError } from '../errors.js';
+import { InvalidInputError, isAbortError } from '../errors.js';
+import { noToolsMessage } from '../llm/ollama-errors.js';
 import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
-import { StallCounter, todoFingerprint, transientMessages } from './mechanics.js';
+import { reminderNotes, StallCounter, todoFingerprint, withNotes } from './mechanics.js';
+import { callModel, type ModelCallOutcome, type ModelMistake, type ModelReply } from './model-call.js';
+import { fillPrompt, loadPrompt } from '../prompts.js';
 import { unansweredCalls } from './context-repair.js';
 import { memoryMessage, refreshMemory } from './memory.js';
 import type { SpawnArgs, TurnHost } from './run-context.js';
@@ -19,6 +22,13 @@ import { SerialWriter } from './serial-writer.js';
 import { estimateTokens, messageChars } from './tokens.js';
 import { capTools, droppedToolsNote } from './tool-ceiling.js';
 import { EventChannel, waitWithHeartbeat } from './wait-with-heartbeat.js';
+
+/**
+ * Times the model is asked again after a mistake of its own (a tool call Ollama could not
+ * parse, an empty reply) before the turn gives up: enough for a sampling accident, not enough
+ * to burn an hour on a model that cannot do it.
+ */
+export const MAX_MODEL_RETRIES = 2;
 
 /** Silence after which a heartbeat event is emitted (SPEC §4). */
 export const HEARTBEAT_MS = 15_000;
@@ -74,6 +84,46 @@ export function capArgsForEvent(args: unknown): unknown {
   return args;
 }
 
+type MechanicsTodos = Parameters<typeof reminderNotes>[0]['todos'];
+
+/** The assistant message of a reply, with ids for its calls (the model's, or `call_<iteration>_<n>`). */
+function assistantMessage(reply: ModelReply, iteration: number): ChatMessage {
+  return {
+    role: 'assistant',
+    content: reply.content,
+    ...(reply.thinking ? { thinking: reply.thinking } : {}),
+    ...(reply.calls.length > 0 ? { tool_calls: reply.calls.map((c, i) => ({ ...c, id: callId(iteration, i, c) })) } : {}),
+  };
+}
+
+function usageOf(reply: ModelReply): { usage?: ChatUsage } {
+  return reply.usage ? { usage: reply.usage } : {};
+}
+
+/** The note a retry carries after the model's mistake (prompts/agent/retry-*.md). */
+export function correctionNote(mistake: ModelMistake, detail: string): string {
+  return mistake === 'malformed_tool_call'
+    ? fillPrompt(loadPrompt('agent/retry-malformed-call.md'), { detail })
+    : loadPrompt('agent/retry-empty-reply.md');
+}
+
+function giveUpAdvice(mistake: ModelMistake): string {
+  return mistake === 'malformed_tool_call'
+    ? 'a larger model, a lower temperature, or a task that writes smaller files may help'
+    : 'try again, or a larger model';
+}
+
+/** `done_reason: "length"`: the model hit its output limit (num_predict, or the window). */
+function truncatedWarning(model: string, reply: ModelReply, iteration: number): AgentEvent {
+  const kept = reply.calls.length > 0 ? 'its tool calls are complete and run' : 'the answer is incomplete';
+  return {
+    type: 'warning',
+    code: 'reply_truncated',
+    message: `model ${model} stopped at its output limit (done_reason "length"); ${kept}`,
+    iteration,
+  };
+}
+
 /** Hooks the Agent provides to a turn: things that need the whole agent (sub-agents, planning, compression). */
 export interface TurnServices {
   spawn(turn: Turn, args: SpawnArgs): Promise<ToolResult>;
@@ -114,9 +164,15 @@ export class Turn implements TurnHost {
   /** Set by a `todo_updated` event of this turn; consumed after the tool batch. */
   private latestTodos: TodoItem[] | null = null;
   private memory: ChatMessage | null = null;
+  /** The one system message of every request (prompt + memory), built once per profile. */
+  private system: ChatMessage | null = null;
+  /** Whether requests ask for thinking: configured, and the model supports it. */
+  private think = false;
   private allowed = new Set<string>();
   private schemaChars = 0;
   private finalText = '';
+  /** Why the turn ended without an answer it could use (`model_error`), for the result. */
+  private failure: string | undefined;
   readonly toolCtx: ToolContext;
   readonly now: () => number;
 
@@ -243,7 +299,14 @@ export class Turn implements TurnHost {
 
   private async finish(stopReason: StopReason): Promise<TurnOutcome> {
     await this.writer.flush();
-    return { stopReason, text: this.finalText, iterations: this.iteration, modelCalls: this.modelCalls, usage: this.usage };
+    return {
+      stopReason,
+      text: this.finalText,
+      iterations: this.iteration,
+      modelCalls: this.modelCalls,
+      usage: this.usage,
+      ...(this.failure !== undefined ? { error: this.failure } : {}),
+    };
   }
 
   async *run(): AsyncGenerator<AgentEvent, TurnOutcome> {
@@ -288,13 +351,27 @@ export class Turn implements TurnHost {
       this.isSubagent ? Promise.resolve(null) : memoryMessage(this.deps.store, this.deps.user ?? 'local', this.deps.memoryCache).catch(() => null),
     ]);
     this.memory = memory;
+    this.system = null;
     this.numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
+    const capabilities = info?.capabilities;
+    // Ollama refuses tools to a model without the capability (HTTP 400, server/routes.go); an
+    // agent without tools cannot work, and retrying later will not change the model.
+    if (capabilities !== undefined && !capabilities.includes('tools') && this.schemas.length > 0) {
+      throw new InvalidInputError('model_no_tools', noToolsMessage(this.model, `Ollama reports its capabilities as: ${capabilities.join(', ') || 'none'}`));
+    }
+    const wantsThink = opts.think && this.profile.settings.think_enabled;
+    // `think: true` to a model without `thinking` is an HTTP 400; unknown capabilities (an old
+    // server) keep the configured value, and a refusal is handled at the call.
+    this.think = wantsThink && (capabilities === undefined || capabilities.includes('thinking'));
     yield {
       type: 'model_info',
       model: this.model,
       num_ctx: this.numCtx,
       ...(info?.contextLength !== undefined ? { context_length: info.contextLength } : {}),
+      ...(capabilities !== undefined ? { capabilities } : {}),
+      think: this.think,
     };
+    if (wantsThink && !this.think && opts.thinkExplicit === true) yield this.noThinkingWarning();
     if (info?.contextLength !== undefined && this.numCtx > info.contextLength) {
       yield {
         type: 'warning',
@@ -314,10 +391,14 @@ export class Turn implements TurnHost {
     this.persist(userMessage);
   }
 
-  /** The request for the next model call: system, memory, context, then transient messages. */
-  buildRequest(todos: Parameters<typeof transientMessages>[0]['todos'], stalled: number): ChatMessage[] {
+  /**
+   * The messages of the next model call: the one system message, the context as viewed, and
+   * this call's reminders in the last message (`withNotes`). `extra` is a note for this call
+   * only (the correction after a model mistake).
+   */
+  buildRequest(todos: MechanicsTodos, stalled: number, extra?: string): ChatMessage[] {
     const p = this.profile.settings;
-    const transient = transientMessages({
+    const notes = reminderNotes({
       settings: {
         iterationBudget: p.iteration_budget_enabled,
         goalAnchoring: p.goal_anchoring_enabled,
@@ -331,16 +412,93 @@ export class Turn implements TurnHost {
       todos,
       stalledIterations: stalled,
     });
-    const head: ChatMessage[] = [{ role: 'system', content: this.systemPrompt() }];
-    if (this.memory) head.push(this.memory);
+    if (extra !== undefined) notes.unshift(extra);
     const view = this.services.view(this);
     // One array of the final size: a long history is not pushed message by message on every call.
-    return head.concat(view.some((m) => m.role === 'system') ? view.filter((m) => m.role !== 'system') : view, transient);
+    const request = [this.systemMessage()].concat(view.some((m) => m.role === 'system') ? view.filter((m) => m.role !== 'system') : view);
+    return withNotes(request, notes);
+  }
+
+  /**
+   * Persona + profile prompt, then the memory summary: ONE system message, the same object for
+   * every call of the turn. Ollama gathers all system messages at the top of the prompt, so a
+   * second one would be merged there anyway (SPEC §8).
+   */
+  private systemMessage(): ChatMessage {
+    if (this.system === null) {
+      const prompt = this.systemPrompt();
+      this.system = { role: 'system', content: this.memory ? `${prompt}\n\n${this.memory.content}` : prompt };
+    }
+    return this.system;
+  }
+
+  private noThinkingWarning(): AgentEvent {
+    return {
+      type: 'warning',
+      code: 'thinking_unsupported',
+      message: `model ${this.model} does not support thinking; running without it (set llm.think: false to silence this)`,
+    };
+  }
+
+  /**
+   * One model call, asked again (bounded) when the model itself went wrong: a tool call Ollama
+   * could not parse, or an empty reply. Each retry carries a short correction in its last
+   * message; the failed attempt is neither stored nor sent back.
+   */
+  private async *askModel(todos: MechanicsTodos, stalled: number): AsyncGenerator<AgentEvent, ModelCallOutcome> {
+    const { opts } = this;
+    let correction: string | undefined;
+    for (let attempt = 0; ; attempt++) {
+      // A store that failed to open (locked, unreachable) ends the run before a model call.
+      this.writer.throwIfFailed();
+      const request = {
+        model: this.model,
+        messages: this.buildRequest(todos, stalled, correction),
+        tools: this.schemas.length > 0 ? this.schemas : undefined,
+        think: this.think,
+        numCtx: this.numCtx,
+        temperature: this.profile.settings.temperature ?? opts.temperature,
+        keepAlive: opts.keepAlive,
+        signal: opts.signal,
+      };
+      this.modelCalls++;
+      let outcome: ModelCallOutcome;
+      try {
+        outcome = yield* callModel({ llm: this.deps.llm, request, iteration: this.iteration, channel: this.channel, heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS, now: this.now });
+      } catch (err) {
+        // Capabilities were unknown and the server refused thinking: go on without it.
+        if (err instanceof InvalidInputError && err.code === 'model_no_thinking' && this.think) {
+          this.think = false;
+          if (opts.thinkExplicit === true) yield this.noThinkingWarning();
+          attempt--;
+          continue;
+        }
+        throw err;
+      }
+      if (outcome.reply.usage) this.countUsage(outcome.reply.usage);
+      if (outcome.kind !== 'mistake' || attempt >= MAX_MODEL_RETRIES || opts.signal.aborted) return outcome;
+      yield {
+        type: 'warning',
+        code: outcome.mistake,
+        message: `${outcome.detail}; asking again (retry ${attempt + 1} of ${MAX_MODEL_RETRIES})`,
+        iteration: this.iteration,
+      };
+      correction = correctionNote(outcome.mistake, outcome.detail);
+    }
+  }
+
+  private countUsage({ promptTokens, completionTokens }: ChatUsage): void {
+    this.usage.promptTokens += promptTokens;
+    this.usage.completionTokens += completionTokens;
+    if (promptTokens > 0) {
+      this.baseline = promptTokens;
+      this.charsSinceBaseline = 0;
+    }
   }
 
   private async *loop(): AsyncGenerator<AgentEvent, TurnOutcome> {
     const { opts } = this;
-    const { llm, tools } = this.deps;
+    const { tools } = this.deps;
     const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
     yield* this.start();
     if (this.opts.subagent?.autoPlan) yield* this.autoPlan();
@@ -368,7 +526,6 @@ export class Turn implements TurnHost {
         durable.catch(() => undefined); // awaited below; not unhandled meanwhile
       }
 
-      const request = this.buildRequest(todos, stall.count);
       const estimate = this.estimate();
       if (estimate > this.numCtx) {
         this.finalText =
@@ -380,101 +537,49 @@ export class Turn implements TurnHost {
         return await this.finish('context_too_large');
       }
 
-      // A store that failed to open (locked, unreachable) ends the run before a model call.
-      this.writer.throwIfFailed();
-      const stream = llm.chatStream({
-        model: this.model,
-        messages: request,
-        tools: this.schemas.length > 0 ? this.schemas : undefined,
-        think: opts.think && this.profile.settings.think_enabled,
-        numCtx: this.numCtx,
-        temperature: this.profile.settings.temperature ?? opts.temperature,
-        keepAlive: opts.keepAlive,
-        signal: opts.signal,
-      });
-      this.modelCalls++;
-      let content = '';
-      let thinking = '';
-      let thinkingEnded = false;
-      let callUsage: ChatUsage | undefined;
-      const calls: ToolCallRequest[] = [];
-      const iterator = stream[Symbol.asyncIterator]();
+      let outcome: ModelCallOutcome;
       try {
-        for (;;) {
-          const step = yield* waitWithHeartbeat(iterator.next(), { channel: this.channel, intervalMs: heartbeatMs, waitingFor: 'model', now: this.now });
-          if (step.done) break;
-          const chunk = step.value;
-          switch (chunk.type) {
-            case 'thinking':
-              thinking += chunk.text;
-              yield { type: 'thinking_delta', text: chunk.text, iteration };
-              break;
-            case 'text':
-              if (thinking.length > 0 && !thinkingEnded) {
-                thinkingEnded = true;
-                yield { type: 'thinking_end', chars: thinking.length, iteration };
-              }
-              content += chunk.text;
-              yield { type: 'text_delta', text: chunk.text, iteration };
-              break;
-            case 'tool_calls':
-              calls.push(...chunk.calls);
-              break;
-            case 'done': {
-              const { promptTokens, completionTokens } = chunk.usage;
-              this.usage.promptTokens += promptTokens;
-              this.usage.completionTokens += completionTokens;
-              if (promptTokens > 0) {
-                this.baseline = promptTokens;
-                this.charsSinceBaseline = 0;
-              }
-              callUsage = { promptTokens, completionTokens };
-              break;
-            }
-            default: {
-              const never: never = chunk;
-              void never;
-            }
-          }
-        }
+        outcome = yield* this.askModel(todos, stall.count);
       } catch (err) {
-        if (isAbortError(err) || opts.signal.aborted) {
-          // Keep what was streamed: a stopped turn still shows its partial answer.
-          if (content.length > 0 || thinking.length > 0) {
-            this.finalText = content;
-            this.persist({ role: 'assistant', content, ...(thinking ? { thinking } : {}) }, { toContext: content.length > 0, ...(callUsage ? { usage: callUsage } : {}) });
-          }
-          yield this.end('interrupted');
-          return await this.finish('interrupted');
-        }
         // A database that failed meanwhile is the cause to report, not what it did to the call.
         this.writer.throwIfFailed();
         throw err;
-      } finally {
-        await iterator.return?.();
+      }
+      const { reply } = outcome;
+      if (outcome.kind === 'interrupted' || opts.signal.aborted) {
+        // Keep what was streamed: a stopped turn still shows its partial answer.
+        if (reply.content.length > 0 || reply.thinking.length > 0) {
+          this.finalText = reply.content;
+          this.persist(assistantMessage(reply, iteration), { toContext: reply.content.length > 0, ...usageOf(reply) });
+        }
+        yield this.end('interrupted');
+        return await this.finish('interrupted');
       }
       await durable;
-      if (thinking.length > 0 && !thinkingEnded) yield { type: 'thinking_end', chars: thinking.length, iteration };
+      if (outcome.kind === 'mistake') {
+        this.failure = `${outcome.detail}, ${MAX_MODEL_RETRIES + 1} times in a row; ${giveUpAdvice(outcome.mistake)}`;
+        yield { type: 'error', code: outcome.mistake, message: this.failure, iteration };
+        yield this.end('model_error');
+        return await this.finish('model_error');
+      }
 
-      const assistant: ChatMessage = {
-        role: 'assistant',
-        content,
-        ...(thinking ? { thinking } : {}),
-        ...(calls.length > 0 ? { tool_calls: calls.map((c, i) => ({ ...c, id: callId(iteration, i, c) })) } : {}),
-      };
-      // The model's view never carries reasoning back (Ollama ignores it; it only costs bytes).
-      const { thinking: _omit, ...forContext } = assistant;
-      this.addToContext(forContext);
-      this.persist(assistant, callUsage ? { usage: callUsage } : {});
+      const assistant = assistantMessage(reply, iteration);
+      // Sent back whole — content, tool calls and thinking (ollama-mapping.ts says why).
+      this.addToContext(assistant);
+      this.persist(assistant, usageOf(reply));
+      const truncated = reply.doneReason === 'length';
+      if (truncated) yield truncatedWarning(this.model, reply, iteration);
 
-      if (calls.length === 0) {
-        this.finalText = content;
-        yield this.end('completed');
+      if (reply.calls.length === 0) {
+        this.finalText = reply.content;
+        if (truncated) this.failure = `the answer of model ${this.model} was cut off at its output limit (done_reason "length")`;
+        const reason: StopReason = truncated ? 'truncated' : 'completed';
+        yield this.end(reason);
         if (!opts.signal.aborted) {
           yield* this.services.maybeCompress(this, 'postturn');
           await this.services.afterTurn(this).catch(() => undefined);
         }
-        return await this.finish('completed');
+        return await this.finish(reason);
       }
 
       for (const [index, call] of (assistant.tool_calls ?? []).entries()) {
@@ -512,10 +617,7 @@ export class Turn implements TurnHost {
           iteration,
         };
       }
-      for (const m of this.pendingAfterBatch.splice(0)) {
-        this.addToContext(m);
-        this.persist(m, { isPlan: true });
-      }
+      this.injectPlan();
       for (const ev of this.channel.take()) yield ev;
       if (this.pendingProfile !== null) {
         const changed = this.applyProfileSwitch();
@@ -536,20 +638,21 @@ export class Turn implements TurnHost {
   }
 
   private async *autoPlan(): AsyncGenerator<AgentEvent, void> {
-    const result = yield* waitWithHeartbeat(this.services.plan(this, {}), {
+    yield* waitWithHeartbeat(this.services.plan(this, {}), {
       channel: this.channel,
       intervalMs: this.opts.heartbeatMs ?? HEARTBEAT_MS,
       waitingFor: 'model',
       now: this.now,
     });
+    // A plan was made (not DIRECT, not failed): it goes in, with its follow-up as a user turn.
+    this.injectPlan();
+  }
+
+  /** The plan the plan tool made (an assistant message marked `is_plan`) and its follow-up. */
+  private injectPlan(): void {
     for (const m of this.pendingAfterBatch.splice(0)) {
       this.addToContext(m);
-      this.persist(m, { isPlan: true });
-    }
-    if (result.ok && !result.output.startsWith('DIRECT')) {
-      const go: ChatMessage = { role: 'user', content: 'Plan is ready. Execute it now.' };
-      this.addToContext(go);
-      this.persist(go);
+      this.persist(m, { isPlan: m.role === 'assistant' });
     }
   }
 
@@ -562,6 +665,7 @@ export class Turn implements TurnHost {
     this.profile = next;
     this.model = next.settings.model ?? this.opts.model;
     this.builder.invalidate(next.id);
+    this.system = null;
     this.loadTools(capTools(this.profileTools(next), this.toolCeiling).kept);
     return this.model !== previousModel ? { type: 'model_info', model: this.model, num_ctx: this.numCtx } : null;
   }

@@ -6,7 +6,9 @@
  */
 import { Agent, unknownProfileTools, type TurnOptions } from '../agent/agent.js';
 import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } from '../errors.js';
+import type { NaviConfig } from '../config/schema.js';
 import { createOllamaClient } from '../llm/ollama-client.js';
+import type { LlmClientOptions } from '../llm/types.js';
 import type { Profile, ProfileSet } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -65,7 +67,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   }
   const interactive = isInteractive(env);
   const agent = new Agent({
-    llm: createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: config.llm.first_chunk_timeout_s, chunkTimeoutS: config.llm.chunk_timeout_s }),
+    llm: createOllamaClient(llmClientOptions(config.llm, base.explicit, env)),
     store,
     tools: tools.registry,
     profiles,
@@ -83,6 +85,29 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
       : {}),
   });
   return { ...base, profiles, registry: tools.registry, userTools: tools.userTools, store, agent, interactive };
+}
+
+/**
+ * The Ollama client's limits: a silence limit the user set (config or LLM_STREAM_* variable)
+ * is enforced as written; a default one only checks that Ollama still answers (SPEC §13).
+ * `NAVI_SILENCE_CHECK_S` shortens the default interval (tests).
+ */
+export function llmClientOptions(
+  llm: Pick<NaviConfig['llm'], 'host' | 'first_chunk_timeout_s' | 'chunk_timeout_s' | 'call_timeout_s'>,
+  explicit: ReadonlySet<string>,
+  env: Record<string, string | undefined>,
+): LlmClientOptions {
+  const firstChunk = explicit.has('llm.first_chunk_timeout_s');
+  const chunk = explicit.has('llm.chunk_timeout_s');
+  const check = Number(env.NAVI_SILENCE_CHECK_S);
+  const lenient = (seconds: number): number => (Number.isFinite(check) && check > 0 ? check : seconds);
+  return {
+    host: llm.host,
+    firstChunkTimeoutS: firstChunk ? llm.first_chunk_timeout_s : lenient(llm.first_chunk_timeout_s),
+    chunkTimeoutS: chunk ? llm.chunk_timeout_s : lenient(llm.chunk_timeout_s),
+    strict: { firstChunk, chunk },
+    callTimeoutS: llm.call_timeout_s,
+  };
 }
 
 /** The profile to run, checked: it exists and every tool it lists exists. */
@@ -111,6 +136,7 @@ export function turnBase(rt: Runtime, signal: AbortSignal): Omit<TurnOptions, 's
     numCtx: config.llm.num_ctx,
     numCtxExplicit: rt.explicit.has('llm.num_ctx'),
     think: config.llm.think,
+    thinkExplicit: rt.explicit.has('llm.think'),
     keepAlive: config.llm.keep_alive,
     temperature: config.llm.temperature,
     signal,

@@ -10,6 +10,7 @@ import { DEFAULT_MODEL, DEFAULT_OLLAMA_HOST, DEFAULT_PROFILE_ID, DEFAULT_SHELL_D
 import { DURATION_HINT, durationProblem } from './duration.js';
 import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, text, textList } from './fields.js';
 import { normalizeOllamaHost } from './host.js';
+import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
 
 /** Approval prompts between loop iterations (seed 004). */
 export const ITERATION_APPROVALS = ['none', 'strict', 'periodic'] as const;
@@ -19,9 +20,6 @@ export const DIVERSIFY_STRATEGIES = ['combine', 'radical', 'reread'] as const;
 
 /** Profile ids are directory names under `profiles/`. */
 export const PROFILE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-/** Go-style durations Ollama accepts for keep_alive ("30m", "1h30m"), or plain seconds ("-1" keeps the model loaded forever). */
-const KEEP_ALIVE_PATTERN = /^-?(?:(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+|\d+)$/;
 
 /** The loop_mode block, exactly seed 004's keys, defaults and ranges. */
 export const LoopModeSchema = z.strictObject({
@@ -64,17 +62,31 @@ export const LlmSchema = z.strictObject({
   num_ctx: intAtLeast(1).default(65536),
   /** Request extended reasoning (a profile's `think_enabled: false` turns it off). */
   think: bool().default(true),
-  /** How long Ollama keeps the model loaded between requests; long so an overnight loop never reloads it. */
+  /**
+   * How long Ollama keeps the model loaded between requests; long so an overnight loop never
+   * reloads it. Seconds or a Go duration, loaded as the value the request carries (a bare
+   * integer string becomes a number): see keep-alive.ts.
+   */
   keep_alive: z
-    .string({ error: 'must be a duration such as "30m", "2h" or "-1" (forever)' })
-    .regex(KEEP_ALIVE_PATTERN, { error: 'must be a duration such as "30m", "2h" or "-1" (forever)' })
+    .union([z.number(), z.string()], { error: KEEP_ALIVE_HINT })
+    .superRefine((value, ctx) => {
+      const problem = keepAliveProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .transform(keepAliveWire)
     .default('30m'),
   /** Sampling temperature; unset leaves the model's own default. */
   temperature: numberBetween(0, 2).optional(),
-  /** Seconds to wait for the first streamed chunk (covers model load and prefill). */
+  /**
+   * Seconds of silence before the first streamed chunk (model load, prefill, a first tool call
+   * being written). Set explicitly, it fails the call; left at its default, navi checks that
+   * Ollama still answers and keeps waiting while it does (SPEC §13).
+   */
   first_chunk_timeout_s: positiveNumber('seconds').default(90),
-  /** Seconds allowed between two streamed chunks. */
+  /** Seconds of silence between two streamed chunks; explicit: enforced, default: a liveness check. */
   chunk_timeout_s: positiveNumber('seconds').default(60),
+  /** Longest one model call may take, start to finish (0: no limit); bounds a server that answers but never finishes. */
+  call_timeout_s: numberBetween(0, 31_536_000).default(3600),
 });
 
 /** The db block. Neither set → embedded PGlite in the default data directory. */

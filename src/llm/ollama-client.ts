@@ -41,6 +41,8 @@ class OllamaAdapter implements LlmClient {
   private ctor: Promise<OllamaConstructor> | undefined;
   /** Chat bodies built on the previous request's bytes. */
   private readonly bodies = new ChatBodies();
+  /** `/api/show` answers by model name. */
+  private readonly shown = new Map<string, Promise<ModelDetails>>();
 
   constructor(opts: LlmClientOptions) {
     this.opts = opts;
@@ -50,6 +52,13 @@ class OllamaAdapter implements LlmClient {
   async *chatStream(req: ChatRequest): AsyncGenerator<ChatChunk, void, undefined> {
     const guard = new RequestGuard(req.signal);
     const wire = newWireState();
+    const strict = this.opts.strict ?? { firstChunk: true, chunk: true };
+    // A lenient limit only asks whether the server is still up (LlmClientOptions.strict).
+    const alive = (): Promise<boolean> =>
+      this.version(guard.controller.signal).then(
+        () => true,
+        () => false,
+      );
     let timeoutS = this.opts.firstChunkTimeoutS;
     const fail = (err: unknown): Error =>
       toLlmError(err, {
@@ -58,15 +67,17 @@ class OllamaAdapter implements LlmClient {
         endpoint: '/api/chat',
         stopCause: guard.stopCause,
         wire,
-        timeoutS,
+        timeoutS: guard.stopCause === 'call_timeout' ? (this.opts.callTimeoutS ?? 0) : timeoutS,
       });
 
     try {
       let iterator: AsyncIterator<ChatResponse>;
       try {
-        // Real Ollama sends no headers until the first token exists, so this timer covers
-        // connecting, waiting for headers and waiting for the first line alike.
-        guard.arm('first_chunk_timeout', timeoutS);
+        guard.limitTotal(this.opts.callTimeoutS ?? 0);
+        // Real Ollama sends no headers until the first chunk exists (model loaded, prompt
+        // prefilled, and — for a model that starts with a tool call — the whole call written),
+        // so this timer covers connecting, waiting for headers and waiting for the first line.
+        guard.arm('first_chunk_timeout', timeoutS, strict.firstChunk ? undefined : alive);
         const ollama = await guard.race(this.open(guard.controller.signal, wire, true, this.bodies.build(req)));
         // The body on the wire is `chatRequestJson(req)`; the client is given only what it reads
         // itself (`stream`, and `messages` for images, which navi never sends).
@@ -82,7 +93,7 @@ class OllamaAdapter implements LlmClient {
           if (guard.stopCause !== undefined) throw new Error('stopped between chunks');
           if (!first) {
             timeoutS = this.opts.chunkTimeoutS;
-            guard.arm('chunk_timeout', timeoutS);
+            guard.arm('chunk_timeout', timeoutS, strict.chunk ? undefined : alive);
           }
           next = await guard.race(iterator.next());
           // Only network silence counts: the consumer may hold a chunk as long as it likes.
@@ -136,7 +147,19 @@ class OllamaAdapter implements LlmClient {
     return { content, thinking, toolCalls, ...done };
   }
 
-  async showModel(model: string, signal?: AbortSignal): Promise<ModelDetails> {
+  showModel(model: string, signal?: AbortSignal): Promise<ModelDetails> {
+    // Once per model and process: every turn and sub-agent asks, and the answer does not change
+    // while navi runs. A failure is not remembered (the next turn asks again).
+    let known = this.shown.get(model);
+    if (known === undefined) {
+      known = this.fetchModel(model, signal);
+      this.shown.set(model, known);
+      known.catch(() => this.shown.delete(model));
+    }
+    return known;
+  }
+
+  private async fetchModel(model: string, signal?: AbortSignal): Promise<ModelDetails> {
     const raw = await this.metadata('/api/show', model, signal, (o) => o.show({ model }));
     const details: ModelDetails = { name: model };
     const info: unknown = isRecord(raw) ? raw.model_info : undefined;

@@ -4,7 +4,7 @@
  * model and what to do next. The wire state recorded by the guarded fetch decides the ambiguous
  * cases, because the client reports most of them as a plain `Error`.
  */
-import { LlmUnavailableError, NaviError, describeError } from '../errors.js';
+import { InvalidInputError, LlmUnavailableError, ModelOutputError, NaviError, describeError } from '../errors.js';
 import { HttpStatusError, type WireState } from './guarded-fetch.js';
 import type { StopCause } from './request-guard.js';
 
@@ -61,6 +61,18 @@ export function toLlmError(err: unknown, ctx: FailureContext): Error {
         `Ollama at ${host} stopped streaming model ${model}: no chunk within ${ctx.timeoutS} s; ` +
           'raise llm.chunk_timeout_s or LLM_STREAM_CHUNK_TIMEOUT',
       );
+    case 'call_timeout':
+      return new LlmUnavailableError(
+        'call_timeout',
+        `Ollama at ${host} did not finish the answer of model ${model} within ${ctx.timeoutS} s (llm.call_timeout_s); ` +
+          'raise llm.call_timeout_s (0: no limit) if the model is slow rather than stuck',
+      );
+    case 'unresponsive':
+      return new LlmUnavailableError(
+        'ollama_unresponsive',
+        `Ollama at ${host} stopped answering: model ${model} was silent for ${ctx.timeoutS} s and /api/version got no answer; ` +
+          'is `ollama serve` still running?',
+      );
     case 'request_timeout':
       return new LlmUnavailableError(
         'request_timeout',
@@ -80,6 +92,9 @@ export function toLlmError(err: unknown, ctx: FailureContext): Error {
         'does --ollama-host / OLLAMA_HOST point at Ollama itself?',
       { cause: err },
     );
+  }
+  if (wire.streamError !== undefined && isToolCallParseError(wire.streamError)) {
+    return malformedToolCall(wire.streamError, ctx, err);
   }
   if (wire.streamError !== undefined) {
     return new LlmUnavailableError(
@@ -121,10 +136,30 @@ export function toLlmError(err: unknown, ctx: FailureContext): Error {
   );
 }
 
-function fromHttpStatus(err: HttpStatusError, ctx: FailureContext): LlmUnavailableError {
+/**
+ * Ollama's text when the model wrote a tool call its parser cannot read (server/routes.go
+ * ChatHandler: the parser error is sent as `{"error": …}` and ends the stream; before any line
+ * was sent it is the HTTP 500 body instead).
+ */
+const TOOL_CALL_PARSE_ERROR = /error parsing tool call/i;
+
+function isToolCallParseError(message: string): boolean {
+  return TOOL_CALL_PARSE_ERROR.test(message);
+}
+
+function malformedToolCall(serverMessage: string, ctx: FailureContext, cause: unknown): ModelOutputError {
+  return new ModelOutputError(
+    'malformed_tool_call',
+    `model ${ctx.model ?? ''} wrote a tool call Ollama could not parse (${oneLine(serverMessage)})`,
+    { cause },
+  );
+}
+
+function fromHttpStatus(err: HttpStatusError, ctx: FailureContext): NaviError {
   const { host } = ctx;
   const model = ctx.model ?? '';
   const message = oneLine(err.serverMessage);
+  if (isToolCallParseError(message)) return malformedToolCall(message, ctx, err);
   if (err.status === 404 && /model/i.test(message) && /not found/i.test(message) && model !== '') {
     return new LlmUnavailableError(
       'model_not_found',
@@ -132,20 +167,18 @@ function fromHttpStatus(err: HttpStatusError, ctx: FailureContext): LlmUnavailab
       { cause: err },
     );
   }
+  // Capability refusals (server/routes.go ChatHandler): retrying later cannot help, the
+  // configuration must change — exit 2, not 75.
   if (/does not support thinking/i.test(message)) {
-    return new LlmUnavailableError(
-      'ollama_error',
+    return new InvalidInputError(
+      'model_no_thinking',
       `model '${model}' does not support thinking (Ollama at ${host}: ${message}); ` +
         'set llm.think: false, or think_enabled: false in the profile',
       { cause: err },
     );
   }
   if (/does not support tools/i.test(message)) {
-    return new LlmUnavailableError(
-      'ollama_error',
-      `model '${model}' does not support tools (Ollama at ${host}: ${message}); choose a model with tool support`,
-      { cause: err },
-    );
+    return new InvalidInputError('model_no_tools', noToolsMessage(model, `Ollama at ${host}: ${message}`), { cause: err });
   }
   if (err.status === 404) {
     return new LlmUnavailableError(
@@ -204,4 +237,13 @@ function networkCode(err: unknown): string | undefined {
 function causeMessage(err: unknown): string {
   const cause = err instanceof Error ? err.cause : undefined;
   return describeError(cause ?? err);
+}
+
+/** What to tell a user whose model cannot call tools: navi's agent is nothing without them. */
+export function noToolsMessage(model: string, evidence: string): string {
+  return (
+    `model '${model}' cannot call tools (${evidence}), and navi's agent works through tools; ` +
+    'choose a tool-capable model with --model or llm.model (for example qwen3:8b, gpt-oss:20b or llama3.1:8b; ' +
+    '`ollama show MODEL` lists "tools" under Capabilities)'
+  );
 }

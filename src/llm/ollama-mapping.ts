@@ -46,7 +46,6 @@ function wireEntry(msg: ChatMessage): WireEntry {
   return entry;
 }
 
-/** `thinking` is never sent back: the model does not need it and it costs prefill. */
 function toOllamaMessage(msg: ChatMessage): Message {
   return wireEntry(msg).wire;
 }
@@ -79,8 +78,15 @@ export function chatRequestFrame(req: ChatRequest): { head: string; tail: string
   return { head: `${JSON.stringify({ model }).slice(0, -1)},"messages":[`, tail: `],${JSON.stringify({ ...rest, stream: true }).slice(1)}` };
 }
 
+/**
+ * The fields in the order of Ollama's `api.Message` (role, content, thinking, tool_calls,
+ * tool_name). An assistant turn goes back with its `thinking`: Ollama's tool-calling docs ask
+ * for it, and templates that render reasoning (gpt-oss, qwen3: the turns after the last user
+ * message) then see the prompt they generated, so the server's prompt cache still matches.
+ */
 function buildOllamaMessage(msg: ChatMessage): Message {
   const out: Message = { role: msg.role, content: msg.content };
+  if (msg.thinking !== undefined && msg.thinking !== '') out.thinking = msg.thinking;
   if (msg.tool_calls !== undefined && msg.tool_calls.length > 0) {
     out.tool_calls = msg.tool_calls.map(toOllamaToolCall);
   }

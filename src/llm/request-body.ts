@@ -126,7 +126,7 @@ function mergeSimilar(segments: Segment[]): void {
   }
 }
 
-/** How many leading messages are the same as before (thinking is never sent, so not compared). */
+/** How many leading messages are the same as before. */
 function commonPrefix(before: Sent, now: ChatMessage[]): number {
   const n = Math.min(before.messages.length, now.length);
   let i = 0;
@@ -140,7 +140,13 @@ function commonPrefix(before: Sent, now: ChatMessage[]): number {
  */
 function sameOnWire(a: ChatMessage, aLength: number, b: ChatMessage): boolean {
   if (a === b) return aLength === b.content.length;
-  return a.role === b.role && a.content === b.content && a.tool_name === b.tool_name && a.tool_calls === b.tool_calls;
+  return (
+    a.role === b.role &&
+    a.content === b.content &&
+    (a.thinking ?? '') === (b.thinking ?? '') &&
+    a.tool_name === b.tool_name &&
+    a.tool_calls === b.tool_calls
+  );
 }
 
 /** Messages `[from, to)` as they appear inside the `messages` array (comma before all but the first). */

@@ -7,13 +7,22 @@
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** Why a request was cut: the caller stopped it, or one of the timers fired. */
-export type StopCause = 'caller' | 'first_chunk_timeout' | 'chunk_timeout' | 'request_timeout';
+export type StopCause = 'caller' | 'first_chunk_timeout' | 'chunk_timeout' | 'request_timeout' | 'call_timeout' | 'unresponsive';
+
+/**
+ * Asked when a lenient silence limit passes: true when the server still answers (keep waiting
+ * another interval), false when it does not (the request is cut as `unresponsive`).
+ */
+export type LivenessCheck = () => Promise<boolean>;
 
 export class RequestGuard {
   /** Its signal goes on the HTTP request; aborting it closes the socket. */
   readonly controller = new AbortController();
   private cause: StopCause | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Bumped by every arm/disarm, so a check that answers late cannot re-arm a newer timer. */
+  private generation = 0;
+  private deadlineTimer: NodeJS.Timeout | undefined;
   private readonly callerSignal: AbortSignal | undefined;
   private readonly onCallerAbort = (): void => this.stop('caller');
 
@@ -29,18 +38,41 @@ export class RequestGuard {
   }
 
   /**
-   * Starts (or restarts) the timer; when it fires the request is aborted with `cause`.
+   * Starts (or restarts) the silence timer. When it fires the request is aborted with `cause`
+   * — unless `check` is given: then the server is asked whether it is still there, and while it
+   * answers the timer starts again (a model writing a long tool call sends nothing, SPEC §13).
    * `seconds` of 0, a negative or a non-finite value means no limit.
    */
-  arm(cause: Exclude<StopCause, 'caller'>, seconds: number): void {
+  arm(cause: 'first_chunk_timeout' | 'chunk_timeout' | 'request_timeout', seconds: number, check?: LivenessCheck): void {
     this.disarm();
     if (!Number.isFinite(seconds) || seconds <= 0) return;
-    this.timer = setTimeout(() => this.stop(cause), Math.min(seconds * 1000, MAX_TIMER_MS));
+    const generation = this.generation;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (check === undefined) return this.stop(cause);
+      void check().then(
+        (alive) => {
+          if (generation !== this.generation || this.cause !== undefined) return;
+          if (alive) this.arm(cause, seconds, check);
+          else this.stop('unresponsive');
+        },
+        () => {
+          if (generation === this.generation) this.stop('unresponsive');
+        },
+      );
+    }, Math.min(seconds * 1000, MAX_TIMER_MS));
   }
 
   disarm(): void {
+    this.generation++;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  /** A limit on the whole request, independent of the silence timer; ≤ 0 or non-finite: none. */
+  limitTotal(seconds: number): void {
+    if (!Number.isFinite(seconds) || seconds <= 0) return;
+    this.deadlineTimer = setTimeout(() => this.stop('call_timeout'), Math.min(seconds * 1000, MAX_TIMER_MS));
   }
 
   /**
@@ -72,6 +104,7 @@ export class RequestGuard {
   /** Ends the request: clears the timer, unhooks the caller's signal, closes the socket. */
   dispose(): void {
     this.disarm();
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
     this.controller.abort();
   }
@@ -80,6 +113,7 @@ export class RequestGuard {
     if (this.cause !== undefined) return;
     this.cause = cause;
     this.disarm();
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.controller.abort();
   }
 }

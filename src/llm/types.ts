@@ -20,7 +20,11 @@ export interface ToolCallRequest {
 export interface ChatMessage {
   role: ChatRole;
   content: string;
-  /** Reasoning text (assistant only). Not sent back to the model. */
+  /**
+   * Reasoning text (assistant only). Sent back within the turn that produced it (Ollama's
+   * tool-calling docs ask for it; gpt-oss and qwen3 templates render the thinking of the
+   * turns after the last user message); the stored context does not keep it.
+   */
   thinking?: string;
   tool_calls?: ToolCallRequest[];
   /** For role `tool`: the tool that produced this result. */
@@ -46,7 +50,7 @@ export interface ChatRequest {
   /** Always sent: Ollama's own default silently truncates long prompts. */
   numCtx: number;
   temperature?: number;
-  keepAlive?: string;
+  keepAlive?: string | number;
   /** Stops the request, including before the first chunk arrives. */
   signal: AbortSignal;
   /** Ask for a JSON object response (non-streaming planner calls). */
@@ -80,6 +84,10 @@ export interface ModelDetails {
   name: string;
   /** Context length the model was trained for, from `/api/show` model_info, when reported. */
   contextLength?: number;
+  /**
+   * `/api/show` capabilities (`completion`, `tools`, `thinking`, `vision`, …); absent when the
+   * server does not report them (older Ollama versions).
+   */
   capabilities?: string[];
 }
 
@@ -101,8 +109,17 @@ export interface LlmClient {
 
 export interface LlmClientOptions {
   host: string;
-  /** Max wait for the first chunk (prefill), seconds. */
+  /** Silence allowed before the first chunk (model load, prefill), seconds. */
   firstChunkTimeoutS: number;
-  /** Max gap between chunks after the first, seconds. */
+  /** Silence allowed between chunks after the first, seconds. */
   chunkTimeoutS: number;
+  /**
+   * Which silence limits fail the call when they pass (default both). A limit that is not
+   * strict only makes navi check that the server still answers (`/api/version`): Ollama sends
+   * nothing while it buffers a tool call the model is still writing, so silence alone is not a
+   * hang. An unanswered check fails the call; an answered one waits another interval.
+   */
+  strict?: { firstChunk: boolean; chunk: boolean };
+  /** Longest one model call may take, start to `done`, seconds; 0 or absent: no limit. */
+  callTimeoutS?: number;
 }

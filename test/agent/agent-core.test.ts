@@ -62,9 +62,13 @@ describe('plan tool', () => {
     const stored = store.display.get('root') ?? [];
     const plan = stored.find((m) => m.isPlan);
     expect(plan?.role).toBe('assistant');
-    // Order in the model's view: tool call, its result, then the plan.
+    // Order in the model's view: tool call, its result, the plan, then its follow-up as a user
+    // turn (two assistant messages in a row would be merged by Ollama, dropping the next calls),
+    // and that call's reminder last.
     const final = llm.requests[3]?.messages.filter((m) => m.role !== 'system') ?? [];
-    expect(final.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(final.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'user']);
+    expect(final[4]?.content).toMatch(/confirmed automatically/);
+    expect(stored.map((m) => [m.role, m.isPlan])).toContainEqual(['user', false]);
     expect(store.logRows).toHaveLength(1);
   });
 
@@ -240,17 +244,17 @@ describe('switch_profile', () => {
 });
 
 describe('long-term memory', () => {
-  it('remembers a fact and injects it into the next run as a system message after the system prompt', async () => {
+  it('remembers a fact and injects it into the next run, at the end of the one system message', async () => {
     const store = new MemoryStore();
     const first = setup([{ toolCalls: [{ name: 'remember', arguments: { fact: 'The user prefers tabs.' } }] }, { content: 'noted' }], store);
     await collect(first.agent.runStream(options()));
     expect(store.memoryRows.map((m) => m.fact)).toEqual(['The user prefers tabs.']);
     const second = setup([{ content: 'hi' }], store);
     await collect(second.agent.runStream(options({ sessionId: 'other' })));
-    const memory = second.llm.requests[0]?.messages[1];
-    expect(memory?.role).toBe('system');
-    expect(memory?.content).toContain('## What I remember about the user');
-    expect(memory?.content).toContain('The user prefers tabs.');
+    const [system, task] = second.llm.requests[0]?.messages ?? [];
+    expect(system?.role).toBe('system');
+    expect(system?.content).toMatch(/\n---\n[\s\S]*\n\n## What I remember about the user\n[\s\S]*The user prefers tabs\./);
+    expect(task?.role).toBe('user');
   });
 
   it('forgets by id', async () => {
@@ -323,7 +327,7 @@ describe('memory cache', () => {
     await collect(agent.runStream(options()));
     expect(firstCallAt).toBeGreaterThan(0);
     expect(firstCallAt).toBeLessThan(storeOpenedAt);
-    expect(llm.requests[0]?.messages[1]?.content).toContain('stale fact');
+    expect(llm.requests[0]?.messages[0]?.content).toContain('stale fact');
     expect(entries.get('local')?.[0]).toContain('The user likes short answers.');
   });
 });

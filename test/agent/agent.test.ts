@@ -10,10 +10,12 @@ import { collect, options, setup } from './helpers.js';
 
 
 /** A request without the transient messages appended at its end (iteration budget, anchors). */
+/**
+ * A request without its last message: what the next request of the turn must start with
+ * (SPEC §8). The last message carries the per-call reminders and is never stored.
+ */
 function stable(messages: ChatMessage[] | undefined): ChatMessage[] {
-  const out = [...(messages ?? [])];
-  while (out.length > 1 && out.at(-1)?.role === 'system') out.pop();
-  return out;
+  return (messages ?? []).slice(0, -1);
 }
 
 describe('Agent tool loop', () => {
@@ -37,11 +39,13 @@ describe('Agent tool loop', () => {
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
     expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(stored[1]?.thinking).toBe('need a file');
-    // The model saw the tool result in its next request.
-    const second = stable(llm.requests[1]?.messages);
-    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_name: 'write_file' });
-    // Per-call injections go at the end and are never stored.
-    expect(llm.requests[1]?.messages.at(-1)?.content).toContain('Iteration 2 of');
+    // The model saw the tool result in its next request, with that call's reminder appended
+    // (per-call injections go in the last message and are never stored)…
+    const second = llm.requests[1]?.messages ?? [];
+    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_name: 'write_file', content: expect.stringContaining('Iteration 2 of') as string });
+    expect(stored[2]?.content).not.toContain('Iteration');
+    // …and its own reasoning of the turn, sent back with the call (SPEC §13).
+    expect(second.at(-2)).toMatchObject({ role: 'assistant', thinking: 'need a file' });
   });
 
   it('overlaps earlier writes with the next model call, but runs no tool of its answer if one failed', async () => {
@@ -78,6 +82,12 @@ describe('Agent tool loop', () => {
     expect(JSON.stringify(r1?.tools)).toBe(JSON.stringify(r3?.tools));
     expect(r1?.messages[0]?.role).toBe('system');
     expect(r1?.messages[0]?.content).toContain('\n---\n');
+    // One system message, the first: Ollama hoists every system message to the prompt's top.
+    for (const r of [r1, r2, r3]) expect(r?.messages.filter((m) => m.role === 'system')).toHaveLength(1);
+    // The reminders ride in the last message: the first call's after the task, later ones on the tool result.
+    expect(r1?.messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('Iteration 1 of') as string });
+    expect(r2?.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Iteration 2 of') as string });
+    expect(r3?.messages[3]).toMatchObject({ role: 'tool', content: expect.not.stringContaining('Iteration') as string });
   });
 
   it.each([
@@ -92,7 +102,7 @@ describe('Agent tool loop', () => {
     const result = events.find((e) => e.type === 'tool_call');
     expect(result).toMatchObject({ type: 'tool_call', ok: false });
     expect(result?.type === 'tool_call' ? result.output : '').toMatch(pattern);
-    expect(stable(llm.requests[1]?.messages).at(-1)?.content).toMatch(pattern);
+    expect(llm.requests[1]?.messages.at(-1)?.content).toMatch(pattern);
   });
 
   it('stops at max_iterations with an outcome, not an exception', async () => {

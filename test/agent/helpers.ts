@@ -9,13 +9,13 @@ import { loadProfiles } from '../../src/profiles/load.js';
 import { builtinTools } from '../../src/tools/builtin/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { MemoryStore } from '../support/memory-store.js';
-import { ScriptedLlm, type ScriptedTurn } from '../support/scripted-llm.js';
+import { ScriptedLlm, type ScriptedLlmOptions, type ScriptedTurn } from '../support/scripted-llm.js';
 
 export const profiles = loadProfiles();
 export const registry = new ToolRegistry([...builtinTools(), ...agentTools()]);
 
-export function setup(turns: ScriptedTurn[], store = new MemoryStore()): { llm: ScriptedLlm; store: MemoryStore; agent: Agent } {
-  const llm = new ScriptedLlm(turns);
+export function setup(turns: ScriptedTurn[], store = new MemoryStore(), llmOptions: ScriptedLlmOptions = {}): { llm: ScriptedLlm; store: MemoryStore; agent: Agent } {
+  const llm = new ScriptedLlm(turns, llmOptions);
   const agent = new Agent({ llm, store: Promise.resolve(store), tools: registry, profiles });
   return { llm, store, agent };
 }

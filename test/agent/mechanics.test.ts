@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { antiStallDue, goalAnchorDue, StallCounter, todoFingerprint, transientMessages, type MechanicsSettings } from '../../src/agent/mechanics.js';
+import type { ChatMessage } from '../../src/llm/types.js';
+import { antiStallDue, goalAnchorDue, StallCounter, todoFingerprint, reminderNotes, withNotes, type MechanicsSettings } from '../../src/agent/mechanics.js';
 
 const all: MechanicsSettings = { iterationBudget: true, goalAnchoring: true, goalInterval: 5, antiStall: true, antiStallThreshold: 8 };
 
@@ -30,36 +31,68 @@ describe('antiStallDue', () => {
   });
 });
 
-describe('transientMessages', () => {
+describe('reminderNotes', () => {
   const base = { settings: all, maxIterations: 10, task: 'Fix the build', todos: [], stalledIterations: 0 };
 
   it('always ends with the iteration budget, and says so on the last iteration', () => {
-    const first = transientMessages({ ...base, iteration: 1 });
+    const first = reminderNotes({ ...base, iteration: 1 });
     expect(first).toHaveLength(1);
-    expect(first[0]?.content).toContain('Iteration 1 of 10: 9 left');
-    const last = transientMessages({ ...base, iteration: 10 });
-    expect(last.at(-1)?.content).toContain('Last iteration');
+    expect(first[0]).toContain('Iteration 1 of 10: 9 left');
+    const last = reminderNotes({ ...base, iteration: 10 });
+    expect(last.at(-1)).toContain('Last iteration');
   });
 
   it('adds the goal anchor with the task and todo when due', () => {
-    const msgs = transientMessages({ ...base, iteration: 6, todos: [{ id: 1, text: 'run tests', status: 'pending' }] });
-    expect(msgs[0]?.content).toContain('Fix the build');
-    expect(msgs[0]?.content).toContain('run tests');
+    const msgs = reminderNotes({ ...base, iteration: 6, todos: [{ id: 1, text: 'run tests', status: 'pending' }] });
+    expect(msgs[0]).toContain('Fix the build');
+    expect(msgs[0]).toContain('run tests');
     expect(msgs).toHaveLength(2);
   });
 
   it('adds the anti-stall warning at the threshold', () => {
-    const msgs = transientMessages({ ...base, iteration: 3, stalledIterations: 8 });
-    expect(msgs.some((m) => m.content.includes('8 iterations without progress'))).toBe(true);
+    const msgs = reminderNotes({ ...base, iteration: 3, stalledIterations: 8 });
+    expect(msgs.some((m) => m.includes('8 iterations without progress'))).toBe(true);
   });
 
   it('adds nothing when every mechanic is off', () => {
     const off: MechanicsSettings = { iterationBudget: false, goalAnchoring: false, goalInterval: 5, antiStall: false, antiStallThreshold: 8 };
-    expect(transientMessages({ ...base, settings: off, iteration: 6, stalledIterations: 8 })).toEqual([]);
+    expect(reminderNotes({ ...base, settings: off, iteration: 6, stalledIterations: 8 })).toEqual([]);
   });
 
   it('is byte-identical for the same input (no timestamps)', () => {
-    expect(JSON.stringify(transientMessages({ ...base, iteration: 6 }))).toBe(JSON.stringify(transientMessages({ ...base, iteration: 6 })));
+    expect(JSON.stringify(reminderNotes({ ...base, iteration: 6 }))).toBe(JSON.stringify(reminderNotes({ ...base, iteration: 6 })));
+  });
+});
+
+describe('withNotes', () => {
+  const sys: ChatMessage = { role: 'system', content: 'persona' };
+  const user: ChatMessage = { role: 'user', content: 'Fix the build' };
+  const calls: ChatMessage = { role: 'assistant', content: '', tool_calls: [{ name: 'shell', arguments: { command: 'make' } }] };
+  const tool: ChatMessage = { role: 'tool', content: 'ok', tool_name: 'shell' };
+  const plan: ChatMessage = { role: 'assistant', content: 'PLAN: 1. build' };
+
+  it.each<[string, ChatMessage[], string[], ChatMessage[]]>([
+    ['notes go into the last tool result (a copy)', [sys, user, calls, tool], ['[Iteration 2 of 10]'], [sys, user, calls, { ...tool, content: 'ok\n\n[Iteration 2 of 10]' }]],
+    ['several notes are joined by a blank line', [sys, user, calls, tool], ['A', 'B'], [sys, user, calls, { ...tool, content: 'ok\n\nA\n\nB' }]],
+    ['after a user message they are a trailing user message', [sys, user], ['[Iteration 1 of 10]'], [sys, user, { role: 'user', content: '[Iteration 1 of 10]' }]],
+    ['after an assistant message too', [sys, user, plan], ['N'], [sys, user, plan, { role: 'user', content: 'N' }]],
+    ['no notes after a tool result: unchanged', [sys, user, calls, tool], [], [sys, user, calls, tool]],
+    ['no notes after a user message: unchanged', [sys, user], [], [sys, user]],
+  ])('%s', (_title, request, notes, want) => {
+    expect(withNotes([...request], notes)).toEqual(want);
+  });
+
+  it('never ends a request with an assistant message', () => {
+    const out = withNotes([sys, user, plan], []);
+    expect(out.at(-1)?.role).toBe('user');
+    expect(out.at(-1)?.content).toContain('Continue');
+  });
+
+  it('never adds a system message and never changes the stored messages', () => {
+    const stored = { ...tool };
+    const out = withNotes([sys, user, calls, stored], ['[Iteration 2 of 10]']);
+    expect(out.filter((m) => m.role === 'system')).toEqual([sys]);
+    expect(stored.content).toBe('ok');
   });
 });
 

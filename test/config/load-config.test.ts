@@ -4,6 +4,7 @@ import { DEFAULT_SHELL_DENY } from '../../src/config/defaults.js';
 import { loadConfig, type ConfigFlags, type LoadConfigOptions } from '../../src/config/load.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from '../../src/config/loop-guard.js';
 import { defaultConfig } from '../../src/config/schema.js';
+import { KEEP_ALIVE_HINT } from '../../src/config/keep-alive.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { scratch, thrown, type Scratch } from './helpers.js';
 
@@ -58,6 +59,7 @@ describe('defaults', () => {
       keep_alive: '30m',
       first_chunk_timeout_s: 90,
       chunk_timeout_s: 60,
+      call_timeout_s: 3600,
     });
     expect(config.default_profile).toBe('default');
     expect(config.tools.shell).toEqual({ allow: [], deny: [...DEFAULT_SHELL_DENY], timeout_s: 120, max_output_bytes: 65536 });
@@ -234,7 +236,9 @@ describe('bad values name the file, the key, what is allowed and what was given'
     ['timeout', { llm: { chunk_timeout_s: 0 } }, 'llm.chunk_timeout_s: must be a positive number of seconds (got 0)'],
     ['temperature', { llm: { temperature: 3 } }, 'llm.temperature: must be a number between 0 and 2 (got 3)'],
     ['host', { llm: { host: 'ftp://x' } }, 'llm.host: must be an Ollama URL such as http://127.0.0.1:11434 or host:port (got "ftp://x")'],
-    ['keep_alive', { llm: { keep_alive: 'forever' } }, 'llm.keep_alive: must be a duration such as "30m", "2h" or "-1" (forever) (got "forever")'],
+    ['keep_alive', { llm: { keep_alive: 'forever' } }, `llm.keep_alive: ${KEEP_ALIVE_HINT} (got "forever")`],
+    ['keep_alive days', { llm: { keep_alive: '1d' } }, `llm.keep_alive: ${KEEP_ALIVE_HINT} (got "1d")`],
+    ['keep_alive boolean', { llm: { keep_alive: true } }, `llm.keep_alive: ${KEEP_ALIVE_HINT} (got true)`],
     ['db url', { db: { url: 'mysql://x' } }, 'db.url: must be a postgres:// or postgresql:// URL (got "mysql://x")'],
     ['deny list', { tools: { shell: { deny: 'rm*' } } }, 'tools.shell.deny: must be an array of strings (got "rm*")'],
     ['deny entry', { tools: { shell: { deny: ['ok', 3] } } }, 'tools.shell.deny[1]: must be a non-empty string (got 3)'],
@@ -394,5 +398,39 @@ describe('loop guard helpers', () => {
 
   it('a loop override without values (a task with no loop block) is not a source', () => {
     expect(load({ loopOverrides: [{ source: 't.yaml', key: 'loop', values: undefined }] }).sources).toEqual([]);
+  });
+});
+
+describe('llm values as Ollama reads them (SPEC §13)', () => {
+  it.each<[unknown, string | number]>([
+    ['-1', -1],
+    [-1, -1],
+    ['3600', 3600],
+    ['1h30m', '1h30m'],
+    ['0', 0],
+  ])('keep_alive %j in a file loads as the wire value %j', (value, want) => {
+    s.write('proj/.nav-config.json', { llm: { keep_alive: value } });
+    expect(load().config.llm.keep_alive).toBe(want);
+  });
+
+  it('a file keep_alive overrides the user file after both were converted', () => {
+    s.write(USER_FILE, { llm: { keep_alive: '3600' } });
+    s.write('proj/.nav-config.json', { llm: { keep_alive: '-1' } });
+    expect(load().config.llm.keep_alive).toBe(-1);
+  });
+
+  it.each([
+    ['0.0.0.0', 'http://127.0.0.1:11434'],
+    ['::', 'http://[::1]:11434'],
+    ['::1', 'http://[::1]:11434'],
+    ['gpu-box', 'http://gpu-box:11434'],
+  ])('OLLAMA_HOST=%j connects to %j', (value, want) => {
+    expect(load({ env: { OLLAMA_HOST: value } }).config.llm.host).toBe(want);
+  });
+
+  it('an OLLAMA_HOST with a port out of range is an exit-2 error naming the variable', () => {
+    expect(configError({ env: { OLLAMA_HOST: 'gpu-box:99999' } })).toBe(
+      'environment variable OLLAMA_HOST: must be an Ollama URL such as http://127.0.0.1:11434 or host:port (got "gpu-box:99999")',
+    );
   });
 });

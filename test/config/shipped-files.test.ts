@@ -12,11 +12,13 @@ import { loadProfiles } from '../../src/profiles/load.js';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('the example .nav-config.json at the repo root', () => {
-  it('is valid, warns about nothing, and spells out seed 004 loop_mode and the llm defaults (num_ctx left automatic)', () => {
+  it('is valid, warns about nothing, and spells out seed 004 loop_mode and the llm defaults (those whose default differs from a set value left out)', () => {
     const raw = JSON.parse(readFileSync(join(REPO, '.nav-config.json'), 'utf8')) as Record<string, Record<string, unknown>>;
     expect(Object.keys(raw.loop_mode ?? {}).sort()).toEqual(Object.keys(defaultConfig().loop_mode).sort());
-    // num_ctx stays unset so navi can lower it to the model's trained context length.
-    const { num_ctx: _auto, ...llmDefaults } = defaultConfig().llm;
+    // Left unset: num_ctx so navi can lower it to the model's trained context length; think so
+    // a model that cannot think is not warned about; the silence limits so they stay liveness
+    // checks instead of hard limits (SPEC §13).
+    const { num_ctx: _auto, think: _think, first_chunk_timeout_s: _first, chunk_timeout_s: _chunk, ...llmDefaults } = defaultConfig().llm;
     expect(raw.llm).toEqual(llmDefaults);
     const r = loadConfig({ cwd: REPO, home: join(tmpdir(), 'navi-no-home'), env: {} });
     expect(r.warnings).toEqual([]);

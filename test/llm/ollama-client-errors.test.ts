@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { Ollama } from 'ollama';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LlmUnavailableError } from '../../src/errors.js';
-import { InvalidInputError } from '../../src/errors.js';
+import { InvalidInputError, ModelOutputError } from '../../src/errors.js';
 import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../support/fake-ollama.js';
 import { chatRequest, clientFor, collectUntilError, expectLlmError, MODEL, rejectionOf, textOf } from './llm-test-helpers.js';
 
@@ -114,9 +114,28 @@ describe('server errors', () => {
     );
   });
 
-  it('a model without thinking support gets the llm.think hint', async () => {
+  // Capability refusals cannot be cured by retrying later: exit 2 with the fix, not 75.
+  it('a model without thinking support gets the llm.think hint (exit 2)', async () => {
     const { error } = await streamTurn({ http_status: 400, error_message: `"${MODEL}" does not support thinking` });
-    expect(expectLlmError(error, 'ollama_error').message).toContain('set llm.think: false');
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toMatchObject({ code: 'model_no_thinking', exitCode: 2 });
+    expect((error as Error).message).toContain('set llm.think: false');
+  });
+
+  it('a model without tool support names the model and the fix (exit 2)', async () => {
+    const { error } = await streamTurn({ http_status: 400, error_message: `registry.ollama.ai/library/${MODEL} does not support tools` });
+    expect(error).toMatchObject({ code: 'model_no_tools', exitCode: 2 });
+    expect((error as Error).message).toMatch(/model 'qwen3:8b' cannot call tools .*--model or llm\.model/);
+  });
+
+  it.each([
+    ['as the last line of a 200 stream', { content: 'Writing', error_line: "error parsing tool call: raw='{\"path\": \"a.txt\", \"content\": \"unterminated', err=unexpected end of JSON input" }],
+    ['as an HTTP 500 before any line', { http_status: 500, error_message: "error parsing tool call: raw='{bad', err=invalid character 'b'" }],
+  ])('a tool call Ollama could not parse is the model\'s mistake, not an outage (%s)', async (_how, turn) => {
+    const { error } = await streamTurn(turn);
+    expect(error).toBeInstanceOf(ModelOutputError);
+    expect(error).toMatchObject({ code: 'malformed_tool_call', exitCode: 1 });
+    expect((error as Error).message).toMatch(/^model qwen3:8b wrote a tool call Ollama could not parse \(error parsing tool call: raw=/);
   });
 
   it('a proxy error page (non-JSON body) becomes a one-line error', async () => {

@@ -79,7 +79,7 @@ describe('chatStream', () => {
     ]);
   });
 
-  it('sends num_ctx, temperature, keep_alive, think, tools and format, and never sends thinking back', async () => {
+  it('sends num_ctx, temperature, keep_alive, think, tools and format, and the assistant thinking back', async () => {
     const server = await serve({ turns: [{ content: 'ok' }] });
     const tool = {
       type: 'function' as const,
@@ -129,6 +129,8 @@ describe('chatStream', () => {
       {
         role: 'assistant',
         content: '',
+        // Ollama's docs ask for it; gpt-oss and qwen3 render it for the turns after the last user message.
+        thinking: 'secret reasoning',
         tool_calls: [
           { function: { name: 'read_file', arguments: { path: 'a.txt' } } },
           // Ollama rejects non-object arguments, so broken ones are replayed as {}.

@@ -12,8 +12,17 @@ export interface ScriptedTurn {
   promptTokens?: number;
   /** Wait for the request's signal (a silent prefill that only a stop ends). */
   hang?: boolean;
-  /** Throw this instead of answering. */
+  /** Throw this instead of answering (after `chunks`, when given). */
   error?: Error;
+  /** Stream exactly these chunks (before `done`) instead of thinking/content/toolCalls. */
+  chunks?: ChatChunk[];
+  /** `done_reason` of the final chunk; default `stop`. */
+  doneReason?: string;
+}
+
+export interface ScriptedLlmOptions {
+  /** What `showModel` reports as capabilities; default: none reported (an older server). */
+  capabilities?: string[];
 }
 
 /** Answers a request by index (0-based, counting every call), for long generated sessions. */
@@ -24,12 +33,16 @@ export class ScriptedLlm implements LlmClient {
   private index = 0;
 
   /** A list of turns played in order (then "done."), or a function that answers each request. */
-  constructor(private readonly turns: ScriptedTurn[] | ScriptedResponder) {}
+  constructor(
+    private readonly turns: ScriptedTurn[] | ScriptedResponder,
+    private readonly options: ScriptedLlmOptions = {},
+  ) {}
 
   async *chatStream(req: ChatRequest): AsyncIterable<ChatChunk> {
     this.requests.push({ ...req, messages: req.messages.map((m) => ({ ...m })) });
     const i = this.index++;
     const turn = typeof this.turns === 'function' ? this.turns(req, i) : (this.turns[i] ?? { content: 'done.' });
+    if (turn.chunks) yield* turn.chunks;
     if (turn.error) throw turn.error;
     if (turn.hang) {
       await new Promise<void>((_, reject) => {
@@ -38,15 +51,17 @@ export class ScriptedLlm implements LlmClient {
         req.signal.addEventListener('abort', fail, { once: true });
       });
     }
-    if (turn.thinking) yield { type: 'thinking', text: turn.thinking };
-    if (turn.content) {
-      for (let i = 0; i < turn.content.length; i += 5) yield { type: 'text', text: turn.content.slice(i, i + 5) };
+    if (!turn.chunks) {
+      if (turn.thinking) yield { type: 'thinking', text: turn.thinking };
+      if (turn.content) {
+        for (let i = 0; i < turn.content.length; i += 5) yield { type: 'text', text: turn.content.slice(i, i + 5) };
+      }
+      if (turn.toolCalls) yield { type: 'tool_calls', calls: turn.toolCalls };
     }
-    if (turn.toolCalls) yield { type: 'tool_calls', calls: turn.toolCalls };
     yield {
       type: 'done',
       usage: { promptTokens: turn.promptTokens ?? 100, completionTokens: 10 },
-      doneReason: 'stop',
+      doneReason: turn.doneReason ?? 'stop',
       model: req.model,
     };
   }
@@ -57,13 +72,16 @@ export class ScriptedLlm implements LlmClient {
       if (c.type === 'text') out.content += c.text;
       else if (c.type === 'thinking') out.thinking += c.text;
       else if (c.type === 'tool_calls') out.toolCalls.push(...c.calls);
-      else out.usage = c.usage;
+      else {
+        out.usage = c.usage;
+        out.doneReason = c.doneReason;
+      }
     }
     return out;
   }
 
   showModel(model: string): Promise<ModelDetails> {
-    return Promise.resolve({ name: model, contextLength: 32768 });
+    return Promise.resolve({ name: model, contextLength: 32768, ...(this.options.capabilities ? { capabilities: this.options.capabilities } : {}) });
   }
 
   listModels(): Promise<string[]> {

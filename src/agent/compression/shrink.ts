@@ -34,14 +34,21 @@ export function headTail(text: string, maxChars: number): string {
 }
 
 /**
- * A copy of `m` whose `messageChars` is at most `maxChars` where possible: the content is cut
- * first, then the longest string arguments of its tool calls (a `write_file` with a whole file
+ * A copy of `m` whose `messageChars` is at most `maxChars` where possible: its reasoning is cut
+ * first, then the content, then the longest string arguments of its tool calls (a `write_file` with a whole file
  * in it is the usual culprit). Returns `m` itself when it already fits; never mutates `m`.
  */
 export function shrinkMessage(m: ChatMessage, maxChars: number): ChatMessage {
   const total = messageChars(m);
   if (total <= maxChars) return m;
   let excess = total - maxChars;
+  // Reasoning goes first: the answer and the calls are what the rest of the turn builds on.
+  if (m.thinking !== undefined && m.thinking.length > MIN_PIECE_CHARS) {
+    const thinking = headTail(m.thinking, Math.max(MIN_PIECE_CHARS, m.thinking.length - excess));
+    excess -= m.thinking.length - thinking.length;
+    m = { ...m, thinking };
+    if (excess <= 0) return m;
+  }
   let content = m.content;
   if (content.length > MIN_PIECE_CHARS) {
     const cut = headTail(content, Math.max(MIN_PIECE_CHARS, content.length - excess));

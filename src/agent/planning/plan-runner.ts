@@ -43,7 +43,7 @@ export interface PlanningInput {
   isSubagent: boolean;
   replan?: ReplanContext;
   onStatus?: (phase: PlanningPhase, message: string) => void;
-  keepAlive?: string;
+  keepAlive?: string | number;
   /** Where the prompt files are; defaults to `prompts/planning/` at the package root. */
   promptDir?: URL;
 }

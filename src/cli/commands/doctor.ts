@@ -2,8 +2,11 @@
  * `navi doctor`: every check a new user needs, each reported with what to do next.
  * Exit 0 only when all pass.
  */
+import { DEFAULT_MODEL } from '../../config/defaults.js';
+import type { LlmConfig } from '../../config/schema.js';
 import { describeError } from '../../errors.js';
 import { createOllamaClient } from '../../llm/ollama-client.js';
+import type { ModelDetails } from '../../llm/types.js';
 import { unknownProfileTools } from '../../agent/agent.js';
 import type { GlobalArgs } from '../global-args.js';
 import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from '../setup.js';
@@ -12,16 +15,108 @@ interface Check {
   name: string;
   ok: boolean;
   detail: string;
-  warning?: string;
+  /** Things that work, but not as configured (navi carries on). */
+  warnings?: string[];
+  /** `ollama`: the server's version string. */
+  version?: string;
+  /** `model`: `/api/show` capabilities, when the server reports them. */
+  capabilities?: string[];
 }
 
-async function check(name: string, fn: () => Promise<string | { detail: string; warning?: string }>): Promise<Check> {
+type CheckResult = Omit<Check, 'name' | 'ok'>;
+
+async function check(name: string, fn: () => Promise<string | CheckResult>): Promise<Check> {
   try {
     const r = await fn();
     return typeof r === 'string' ? { name, ok: true, detail: r } : { name, ok: true, ...r };
   } catch (err) {
+    if (err instanceof CheckFailed) return { name, ...err.result, ok: false };
     return { name, ok: false, detail: describeError(err) };
   }
+}
+
+/** A check that ran and failed, with what it found (a thrown error would lose the fields). */
+class CheckFailed extends Error {
+  constructor(readonly result: CheckResult) {
+    super(result.detail);
+  }
+}
+
+/**
+ * First Ollama release whose API takes `think`: commit 5f57b0ef4 "add thinking support to the
+ * api and cli" (api/types.go `ChatRequest.Think`) is first contained in tag v0.9.0-rc0. An
+ * older server ignores the unknown field, so the model never thinks and nothing says why.
+ */
+export const THINK_MIN_VERSION: readonly [number, number, number] = [0, 9, 0];
+
+/**
+ * `major.minor.patch` of an `/api/version` answer, or undefined when it says nothing usable:
+ * not a version, or "0.0.0", which is what a source build reports (version/version.go).
+ * Pre-release suffixes are ignored: v0.9.0-rc0 already has `think`.
+ */
+export function parseOllamaVersion(version: string): [number, number, number] | undefined {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)(?:[-+.][0-9A-Za-z.+-]*)?$/.exec(version.trim());
+  if (m === null) return undefined;
+  const v: [number, number, number] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return v.every((n) => n === 0) ? undefined : v;
+}
+
+/** a < b, component by component. */
+function olderThan(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d < 0;
+  }
+  return false;
+}
+
+/** The `ollama` check: reachable, and new enough for what the config asks of it. */
+function ollamaVersionCheck(version: string, llm: LlmConfig): CheckResult {
+  const detail = `version ${version} at ${llm.host}`;
+  const min = THINK_MIN_VERSION.join('.');
+  const parsed = parseOllamaVersion(version);
+  if (parsed === undefined) {
+    return { detail, version, warnings: [`cannot tell from version "${version}" (a development build?) whether this Ollama supports think (needs ${min} or newer)`] };
+  }
+  if (olderThan(parsed, THINK_MIN_VERSION)) {
+    const advice = `Ollama ${version} is older than ${min}, the first version with think; upgrade Ollama (https://ollama.com/download)`;
+    // Without think in the config an old server still runs navi (it ignores the field).
+    if (llm.think) throw new CheckFailed({ detail: `${detail}: ${advice}, or set llm.think to false`, version });
+    return { detail, version, warnings: [advice] };
+  }
+  return { detail, version };
+}
+
+/**
+ * The `model` check: pulled, context length, capabilities (server/routes.go answers 400 to
+ * tools for a model without `tools`, and to think for one without `thinking`).
+ */
+function modelCheck(info: ModelDetails, llm: LlmConfig): CheckResult {
+  const model = llm.model;
+  const len = info.contextLength;
+  const caps = info.capabilities;
+  const detail =
+    `${model} is pulled` +
+    (len !== undefined ? `, context length ${len}` : '') +
+    (caps !== undefined ? `, capabilities: ${caps.length > 0 ? caps.join(', ') : 'none'}` : '');
+  const warnings: string[] = [];
+  if (caps === undefined) {
+    warnings.push('Ollama did not report the model\'s capabilities (older than 0.6.4?); cannot check tools and thinking');
+  } else {
+    if (!caps.includes('tools')) {
+      throw new CheckFailed({
+        detail: `${detail}: ${model} does not support tools, which navi needs; pull a tool-capable model such as ${DEFAULT_MODEL} (ollama pull ${DEFAULT_MODEL}) and set llm.model (or --model)`,
+        capabilities: caps,
+      });
+    }
+    if (llm.think && !caps.includes('thinking')) {
+      warnings.push(`${model} does not support thinking; navi will run it without thinking (set llm.think to false to silence this)`);
+    }
+  }
+  if (len !== undefined && llm.num_ctx > len) {
+    warnings.push(`llm.num_ctx ${llm.num_ctx} exceeds the model's context length ${len}; Ollama will clamp it`);
+  }
+  return { detail, ...(caps !== undefined && { capabilities: caps }), ...(warnings.length > 0 && { warnings }) };
 }
 
 export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
@@ -56,20 +151,10 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
       }),
     );
     const llm = createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: 10, chunkTimeoutS: 10 });
-    const ollama = await check('ollama', async () => `version ${await llm.version(AbortSignal.timeout(5000))} at ${config.llm.host}`);
+    const ollama = await check('ollama', async () => ollamaVersionCheck(await llm.version(AbortSignal.timeout(5000)), config.llm));
     checks.push(ollama);
-    if (ollama.ok) {
-      checks.push(
-        await check('model', async () => {
-          const info = await llm.showModel(config.llm.model, AbortSignal.timeout(10_000));
-          const len = info.contextLength;
-          const detail = `${config.llm.model} is pulled${len !== undefined ? `, context length ${len}` : ''}`;
-          if (len !== undefined && config.llm.num_ctx > len) {
-            return { detail, warning: `llm.num_ctx ${config.llm.num_ctx} exceeds the model's context length ${len}; Ollama will clamp it` };
-          }
-          return detail;
-        }),
-      );
+    if (ollama.version !== undefined) {
+      checks.push(await check('model', async () => modelCheck(await llm.showModel(config.llm.model, AbortSignal.timeout(10_000)), config.llm)));
     } else {
       checks.push({ name: 'model', ok: false, detail: 'skipped: Ollama is not reachable' });
     }
@@ -80,7 +165,7 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
   } else {
     for (const c of checks) {
       process.stdout.write(`${c.ok ? '✓' : '✗'} ${c.name.padEnd(9)} ${c.detail}\n`);
-      if (c.warning) process.stdout.write(`  warning: ${c.warning}\n`);
+      for (const w of c.warnings ?? []) process.stdout.write(`  warning: ${w}\n`);
     }
     process.stdout.write(ok ? '\nall checks passed\n' : '\nsome checks failed (see above)\n');
   }

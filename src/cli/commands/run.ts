@@ -75,10 +75,17 @@ const OUTCOMES: Record<StopReason, ExitStatus> = {
   max_iterations: 'incomplete',
   interrupted: 'interrupted',
   context_too_large: 'error',
+  // The answer is there but cut off: not a clean success (SPEC §13), and not a crash.
+  truncated: 'incomplete',
+  model_error: 'error',
 };
 
-function outcomeMessage(reason: StopReason, iterations: number, sessionId: string): string | null {
+function outcomeMessage(reason: StopReason, iterations: number, sessionId: string, error: string | undefined): string | null {
   switch (reason) {
+    case 'truncated':
+      return `${error ?? 'the answer was cut off at the output limit'}; continue with: navi run --session ${sessionId} "continue"`;
+    case 'model_error':
+      return error ?? 'the model gave no usable answer';
     case 'completed':
       return null;
     case 'max_iterations':
@@ -152,7 +159,7 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
       output.event(step.value);
     }
     const status = OUTCOMES[outcome.stopReason];
-    const message = outcomeMessage(outcome.stopReason, outcome.iterations, sessionId);
+    const message = outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
     await output.result({
       status,
       reason: outcome.stopReason,
