@@ -1,7 +1,7 @@
 /**
  * The `plan` tool's side of the turn (seed 000 "Planning"): runs the planning pipeline, puts
- * the plan into the todo list and (after the tool batch) into the context as an assistant
- * message marked `is_plan`, emits `planning_status` / `plan_ready`, keeps the planning debug
+ * the plan into the todo list and into the tool result the model reads (and the display buffer
+ * as an assistant message marked `is_plan`), emits `planning_status` / `plan_ready`, keeps the planning debug
  * log, and decides the follow-up: complex plans wait for a person's confirmation when one
  * can answer; headless runs proceed and say so in an event.
  */
@@ -58,11 +58,14 @@ export async function planForTurn(turn: Turn, deps: AgentDeps, args: { reason?: 
   await store.state.setTodos(todoSession, todos);
   turn.emit({ type: 'todo_updated', todos });
   turn.emit({ type: 'plan_ready', complexity: outcome.complexity, plan: outcome.planText, steps: outcome.steps.map((s) => s.text) });
+  turn.pendingPlan = outcome.planText;
   const result = await followUp(turn, deps, outcome);
-  // The plan, then the follow-up as a user turn: Ollama merges consecutive assistant messages
-  // (template/template.go `collate`), which would drop the tool calls of the model's next reply.
-  turn.pendingAfterBatch.push({ role: 'assistant', content: outcome.planText }, { role: 'user', content: result.output });
-  return result;
+  // The model reads the plan in this tool result. As a message of its own it would break the
+  // prompt Ollama renders: an assistant message next to the model's next reply is merged into
+  // it, dropping that reply's tool calls (template/template.go `collate`), and a user message
+  // mid-turn makes qwen3 and gpt-oss templates drop the turn's earlier reasoning (they render
+  // thinking only after the last user message), so the server's prompt cache would miss.
+  return { ...result, output: `${result.output}\n\n${outcome.planText}` };
 }
 
 /** What the plan tool answers: proceed, wait for (or record) a confirmation. */

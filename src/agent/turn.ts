@@ -154,8 +154,8 @@ export class Turn implements TurnHost {
    */
   toolCeiling: string[] = [];
   schemas: ToolSchema[] = [];
-  /** Messages to append after the current tool batch's results (an injected plan). */
-  readonly pendingAfterBatch: ChatMessage[] = [];
+  /** The plan the plan tool just made, shown (display buffer, `is_plan`) after the tool batch. */
+  pendingPlan: string | null = null;
   /** Real prompt tokens of the last call, and chars added since (token estimate). */
   baseline: number | null = null;
   charsSinceBaseline = 0;
@@ -617,7 +617,9 @@ export class Turn implements TurnHost {
           iteration,
         };
       }
-      this.injectPlan();
+      const plan = this.takePlan();
+      // The model already read it in the plan tool's result (plan-service.ts says why).
+      if (plan !== null) this.persist(plan, { isPlan: true, toContext: false });
       for (const ev of this.channel.take()) yield ev;
       if (this.pendingProfile !== null) {
         const changed = this.applyProfileSwitch();
@@ -644,16 +646,22 @@ export class Turn implements TurnHost {
       waitingFor: 'model',
       now: this.now,
     });
-    // A plan was made (not DIRECT, not failed): it goes in, with its follow-up as a user turn.
-    this.injectPlan();
+    // A plan was made (not DIRECT, not failed): before the first model call, so it can go in as
+    // an assistant message of its own, answered by the go-ahead.
+    const plan = this.takePlan();
+    if (plan === null) return;
+    this.addToContext(plan);
+    this.persist(plan, { isPlan: true });
+    const go: ChatMessage = { role: 'user', content: 'Plan is ready. Execute it now.' };
+    this.addToContext(go);
+    this.persist(go);
   }
 
-  /** The plan the plan tool made (an assistant message marked `is_plan`) and its follow-up. */
-  private injectPlan(): void {
-    for (const m of this.pendingAfterBatch.splice(0)) {
-      this.addToContext(m);
-      this.persist(m, { isPlan: m.role === 'assistant' });
-    }
+  /** The plan made since the last call, as the assistant message the display buffer shows. */
+  private takePlan(): ChatMessage | null {
+    const text = this.pendingPlan;
+    this.pendingPlan = null;
+    return text === null ? null : { role: 'assistant', content: text };
   }
 
   /** Reloads profile and tools after the batch that held switch_profile; a model change is reported. */

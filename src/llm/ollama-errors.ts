@@ -137,11 +137,15 @@ export function toLlmError(err: unknown, ctx: FailureContext): Error {
 }
 
 /**
- * Ollama's text when the model wrote a tool call its parser cannot read (server/routes.go
- * ChatHandler: the parser error is sent as `{"error": …}` and ends the stream; before any line
- * was sent it is the HTTP 500 body instead).
+ * Ollama's texts when the model wrote a tool call its parser cannot read. server/routes.go
+ * ChatHandler sends a built-in parser's error as `{"error": …}`, ending the stream (or as the
+ * HTTP 500 body when nothing was sent yet). harmony/harmonyparser.go (gpt-oss): "error parsing
+ * tool call: raw='…', err=…"; model/parsers/qwen3.go: "failed to parse JSON: …", "empty
+ * function name"; llm/llama_server.go (native mode): "llama-server returned invalid tool call
+ * arguments for …". (The template tools parser never errors: it swallows the call, and the
+ * reply arrives empty — model-call.ts asks again.)
  */
-const TOOL_CALL_PARSE_ERROR = /error parsing tool call/i;
+const TOOL_CALL_PARSE_ERROR = /error parsing tool call|failed to parse JSON|empty function name|invalid tool call arguments/i;
 
 function isToolCallParseError(message: string): boolean {
   return TOOL_CALL_PARSE_ERROR.test(message);

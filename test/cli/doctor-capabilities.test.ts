@@ -4,6 +4,7 @@
  * model without `thinking` is a warning when llm.think is on, and the server must be at least
  * 0.9.0 for `think` (api/types.go `ChatRequest.Think`, first in tag v0.9.0-rc0).
  */
+import { DEFAULT_VERSION as DEFAULT_FAKE_VERSION } from '../support/fake-ollama-script.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -62,7 +63,7 @@ forEachBackend(
         const parsed = JSON.parse(json.stdout) as DoctorJson;
         expect(parsed.ok).toBe(true);
         expect(parsed.checks.find((c) => c.name === 'model')).toMatchObject({ ok: true, capabilities: ['completion', 'tools', 'thinking'] });
-        expect(parsed.checks.find((c) => c.name === 'ollama')).toMatchObject({ ok: true, version: '0.12.0' });
+        expect(parsed.checks.find((c) => c.name === 'ollama')).toMatchObject({ ok: true, version: DEFAULT_FAKE_VERSION });
         expect(parsed.checks.find((c) => c.name === 'ollama')?.warnings).toBeUndefined();
       }, SCENARIO_TIMEOUT_MS);
 

@@ -255,6 +255,11 @@ export function wireRoles(messages: readonly JsonObject[]): string[] {
 /** The wire messages of a recorded request, checked for tool-call/result pairing. */
 export function expectWellFormedRequest(messages: readonly JsonObject[], what = 'request'): void {
   expectToolPairs(messages as Array<{ role: unknown; tool_calls?: unknown; tool_name?: unknown }>, what);
+  // Template-safe (SPEC §8): Ollama hoists every system message to the top of the prompt, and
+  // renders a last assistant message open for the model to continue.
+  expect(messages.map((m) => m.role).filter((r) => r === 'system'), `${what}: one system message`).toEqual(['system']);
+  expect(messages[0]?.role, `${what}: the system message comes first`).toBe('system');
+  expect(['user', 'tool'], `${what}: ends with a user or tool message`).toContain(messages.at(-1)?.role);
   for (const m of messages) {
     expect(typeof m.content, `${what}: every message has string content`).toBe('string');
     if (Array.isArray(m.tool_calls)) {

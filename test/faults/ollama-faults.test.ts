@@ -149,7 +149,8 @@ forEachBackend((backend) => {
       expect(resultOf(next)).toMatchObject({ status: 'success', result: 'Picked up where I left off.' });
       const request = requestMessages(s.chats().at(-1));
       expectWellFormedRequest(request);
-      expect(request.filter((m) => m.role !== 'system').map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'tool', 'user']);
+      expect(request.filter((m) => m.role !== 'system').map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'tool', 'user', 'user']);
+      expect(request.at(-1)?.content, 'the reminder rides in a trailing user message').toMatch(/^\[Iteration 1 of/);
       const after = await expectConsistentSession(s.db, sessionId);
       expect(after.messages).toHaveLength(8);
     }, SCENARIO_TIMEOUT_MS);

@@ -157,7 +157,8 @@ forEachBackend((backend) => {
         expect(resultOf(next)).toMatchObject({ status: 'success', result: 'Continuing after the stop.' });
         const request = requestMessages(s.chats().at(-1));
         expectWellFormedRequest(request);
-        expect(wireRoles(request.filter((m) => m.role !== 'system'))).toEqual(['user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file', 'user']);
+        // …and the trailing user message that carries this call's reminder.
+        expect(wireRoles(request.filter((m) => m.role !== 'system'))).toEqual(['user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file', 'user', 'user']);
       }, SCENARIO_TIMEOUT_MS);
     }
   });

@@ -173,7 +173,8 @@ export async function runHarness(o: RunOptions): Promise<Harness> {
     outcome: outcome as LoopOutcome,
     iterationMessages: () =>
       llm.requests
-        .map((r) => [...r.messages].reverse().find((m) => m.role === 'user')?.content ?? '')
+        // The newest iteration message (a trailing user message with reminders may follow it).
+        .map((r) => [...r.messages].reverse().find((m) => m.role === 'user' && m.content.startsWith('LOOP MODE'))?.content ?? '')
         .filter((c, i, all) => c.startsWith('LOOP MODE') && all.indexOf(c) === i),
   };
 }

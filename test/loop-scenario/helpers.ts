@@ -111,7 +111,8 @@ export function iterationMessages(chats: ReadonlyArray<{ body?: Record<string, u
   const out: string[] = [];
   for (const r of chats) {
     const msgs = (r.body?.messages ?? []) as Array<{ role?: string; content?: string }>;
-    const last = [...msgs].reverse().find((m) => m.role === 'user')?.content ?? '';
+    // The newest iteration message (a trailing user message with reminders may follow it).
+    const last = [...msgs].reverse().find((m) => m.role === 'user' && m.content?.startsWith('LOOP MODE') === true)?.content ?? '';
     if (last.startsWith('LOOP MODE') && !out.includes(last)) out.push(last);
   }
   return out;

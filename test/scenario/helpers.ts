@@ -126,14 +126,21 @@ export function requestMessages(request: RecordedRequest | undefined): JsonObjec
 }
 
 /**
- * A request's messages without the transient per-call injections at its end (iteration budget,
- * goal anchor, anti-stall warning: system messages after the conversation, SPEC §8). What is
- * left must be the prefix of the next request.
+ * A request's messages without its last one, which carries the per-call reminders (iteration
+ * budget, goal anchor, anti-stall warning) and is never stored (SPEC §8). What is left must be
+ * the prefix of the next request.
  */
 export function withoutTransient(messages: readonly JsonObject[]): JsonObject[] {
-  let end = messages.length;
-  while (end > 1 && messages[end - 1]?.role === 'system') end--;
-  return messages.slice(0, end);
+  return messages.slice(0, -1);
+}
+
+/**
+ * Messages without `thinking`: reasoning goes back to the model within the turn that produced it
+ * only (the stored context does not keep it; Ollama's qwen3 and gpt-oss templates render it only
+ * after the last user message, so a new turn's prompt is the same without it).
+ */
+export function withoutThinking(messages: readonly JsonObject[]): JsonObject[] {
+  return messages.map(({ thinking: _t, ...rest }) => rest);
 }
 
 /** Writes files into the working directory (parents created). */

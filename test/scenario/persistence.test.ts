@@ -14,7 +14,7 @@ import {
   requestMessages,
   resultOf,
   scenario,
-  withoutTransient,
+  withoutThinking, withoutTransient,
   writeFiles,
   type Scenario,
 } from './helpers.js';
@@ -97,11 +97,17 @@ forEachBackend((backend) => {
       expect(events[0]).toMatchObject({ type: 'run_started', session_id: sessionId, resumed: true });
       expect(resultOf(next)).toMatchObject({ session_id: sessionId, status: 'success', result: 'Continuing: still alpha.' });
 
-      const last = withoutTransient(requestMessages(before[2]));
+      const last = withoutThinking(withoutTransient(requestMessages(before[2])));
       const resumed = withoutTransient(requestMessages(s.chats()[3]));
-      // Same system prompt and history as the last call of the first process, then the answer and the new prompt.
+      // Same system prompt and history as the last call of the first process (its reasoning
+      // stays with that turn), then the last tool result, the answer and the new prompt.
       expect(resumed.slice(0, last.length)).toEqual(last);
-      expect(resumed.slice(last.length)).toEqual([
+      const [tool, ...rest] = resumed.slice(last.length);
+      // The tool result as stored: the reminder it carried in request 3 was never saved.
+      expect(tool).toMatchObject({ role: 'tool', tool_name: 'read_file' });
+      expect(String(tool?.content)).toContain('alpha');
+      expect(String(tool?.content)).not.toContain('Iteration');
+      expect(rest).toEqual([
         { role: 'assistant', content: 'a.txt says: alpha' },
         { role: 'user', content: 'next' },
       ]);

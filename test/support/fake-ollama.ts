@@ -2,20 +2,31 @@
  * A fake Ollama server on real HTTP (127.0.0.1, ephemeral port) that plays scripted turns with
  * Ollama's wire format, for tests that use the real `ollama` client and the built CLI.
  * It can delay the first chunk (before the headers, as real Ollama does), stall, drop the
- * connection, send error or garbage lines, and answer 404 for models it does not have.
+ * connection, send error or garbage lines, and answer 404 for models it does not have. Requests
+ * are checked as server/routes.go ChatHandler checks them (body, keep_alive, think, model,
+ * capabilities) before a scripted turn is used; a rejected request consumes no turn.
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  DEFAULT_CAPABILITIES,
   DEFAULT_MODELS,
+  DEFAULT_VERSION,
   EXHAUSTED_TURN,
   architectureOf,
   doneFields,
+  goJson,
+  goJsonSyntaxError,
+  keepAliveError,
   modelDetails,
+  qualifiedModelName,
   tagEntry,
-  turnMessages,
-  wireToolCalls,
+  thinkError,
+  thinkRequested,
+  toolParseErrorMessage,
+  turnPlan,
+  wholeMessage,
   type FakeModel,
   type FakeScript,
   type FakeTurn,
@@ -64,9 +75,6 @@ export interface FakeOllamaOptions {
   /** Called as each request's body has been read (the CLI logs with it). */
   onRequest?: (request: RecordedRequest) => void;
 }
-
-/** Ollama's `/api/version` at the time of writing; any recent value works for the client. */
-const DEFAULT_VERSION = '0.12.0';
 
 /** Pace of `endless_thinking` when no `chunk_delay_ms` is set: fast, but not a busy loop. */
 const ENDLESS_CHUNK_DELAY_MS = 10;
@@ -183,6 +191,7 @@ class FakeOllamaServer implements FakeOllama {
         res.end('Ollama is running');
         return;
       case 'GET /api/version':
+      case 'HEAD /api/version': // server/routes.go GenerateRoutes registers both
         sendJson(res, 200, { version: this.script.version ?? DEFAULT_VERSION });
         return;
       case 'GET /api/tags':
@@ -192,7 +201,7 @@ class FakeOllamaServer implements FakeOllama {
         this.show(record.body, res);
         return;
       case 'POST /api/chat':
-        await this.chat(record, res, cancelled.signal);
+        await this.chat(record, raw, res, cancelled.signal);
         return;
       default:
         res.writeHead(404, { 'Content-Type': 'text/plain' });
@@ -227,16 +236,17 @@ class FakeOllamaServer implements FakeOllama {
       template: '{{ .Prompt }}',
       details: modelDetails(arch),
       model_info: modelInfo,
-      capabilities: model.capabilities ?? ['completion', 'tools', 'thinking'],
+      capabilities: model.capabilities ?? DEFAULT_CAPABILITIES,
       modified_at: new Date(0).toISOString(),
     });
   }
 
-  private async chat(record: RecordedRequest, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
+  private async chat(record: RecordedRequest, raw: Buffer, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
     const body = record.body ?? {};
     const model = typeof body.model === 'string' ? body.model : '';
-    if (this.findModel(model) === undefined) {
-      sendJson(res, 404, { error: `model '${model}' not found` });
+    const rejection = chatRejection(raw, record.body, model, this.findModel(model));
+    if (rejection !== undefined) {
+      sendJson(res, rejection.status, { error: rejection.error });
       return;
     }
     const index = this.cursor++;
@@ -249,7 +259,7 @@ class FakeOllamaServer implements FakeOllama {
     if (scripted !== undefined) this.served++;
     record.turn = index;
     this.checkTools(index, turn, body);
-    await playTurn(res, turn, body, model, record.bytes, signal);
+    await playTurn(res, turn, body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
   }
 
   private checkTools(index: number, turn: FakeTurn, body: Record<string, unknown>): void {
@@ -268,6 +278,66 @@ class FakeOllamaServer implements FakeOllama {
   }
 }
 
+/** Why ChatHandler would refuse this request before running the model, in the order it checks. */
+function chatRejection(
+  raw: Buffer,
+  body: Record<string, unknown> | undefined,
+  name: string,
+  model: FakeModel | undefined,
+): { status: number; error: string } | undefined {
+  const text = raw.toString('utf8');
+  // server/routes.go ChatHandler: ShouldBindJSON gives io.EOF for an empty body.
+  if (text.trim() === '') return { status: 400, error: 'missing request body' };
+  if (body === undefined) {
+    // Any other bind error is a 400 with encoding/json's text; json.Decoder reports a cut-off
+    // body as io.ErrUnexpectedEOF rather than Unmarshal's "unexpected end of JSON input".
+    const syntax = goJsonSyntaxError(text);
+    if (syntax === 'unexpected end of JSON input') return { status: 400, error: 'unexpected EOF' };
+    if (syntax !== undefined && !syntax.endsWith('after top-level value')) return { status: 400, error: syntax };
+    const parsed = JSON.parse(text) as unknown;
+    if (Array.isArray(parsed)) return { status: 400, error: 'json: cannot unmarshal array into Go value of type api.ChatRequest' };
+    if (parsed !== null) return { status: 400, error: `json: cannot unmarshal ${typeof parsed} into Go value of type api.ChatRequest` };
+  }
+  // encoding/json decodes fields in document order and returns the first Unmarshaler error
+  // unchanged: api/types.go Duration.UnmarshalJSON (keep_alive), ThinkValue.UnmarshalJSON (think).
+  for (const [key, value] of Object.entries(body ?? {})) {
+    const error = key === 'keep_alive' ? keepAliveError(value) : key === 'think' ? thinkError(value) : undefined;
+    if (error !== undefined) return { status: 400, error };
+  }
+  // server/routes.go ChatHandler → writeModelRefParseError fallback for an empty name.
+  if (name === '') return { status: 400, error: 'model is required' };
+  if (model === undefined) return { status: 404, error: `model '${name}' not found` };
+  const capabilities = model.capabilities ?? DEFAULT_CAPABILITIES;
+  // server/routes.go ChatHandler: think (true or a level) on a model without `thinking` is
+  // refused with %q of the requested name; `think: false` passes (ThinkValue.Bool is false).
+  if (!capabilities.includes('thinking') && thinkRequested(body?.think)) {
+    return { status: 400, error: `${JSON.stringify(name)} does not support thinking` };
+  }
+  // server/routes.go scheduleRunner → server/images.go CheckCapabilities → handleScheduleError:
+  // a missing `completion` is reported as "does not support chat" (ChatHandler), a missing
+  // `tools` as "<fully qualified name> does not support tools".
+  if (!capabilities.includes('completion')) return { status: 400, error: `${JSON.stringify(name)} does not support chat` };
+  const tools = body?.tools;
+  if (Array.isArray(tools) && tools.length > 0 && !capabilities.includes('tools')) {
+    return { status: 400, error: `${qualifiedModelName(name)} does not support tools` };
+  }
+  return undefined;
+}
+
+/** server/routes.go toolCallId: `call_` and 8 random characters of [a-z0-9]. */
+function toolCallId(): string {
+  const letters = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  let id = 'call_';
+  for (let i = 0; i < 8; i++) id += letters[Math.floor(Math.random() * letters.length)];
+  return id;
+}
+
+/** One line to send; `held` lines are what a tool-call parser buffers (see `silent_call_ms`). */
+interface OutLine {
+  text: string;
+  held: boolean;
+}
+
 /** Writes one scripted turn as Ollama would: NDJSON when streaming, one object otherwise. */
 async function playTurn(
   res: http.ServerResponse,
@@ -276,6 +346,7 @@ async function playTurn(
   model: string,
   requestBytes: number,
   signal: AbortSignal,
+  idFor: (() => string) | undefined,
 ): Promise<void> {
   // Real Ollama sends nothing, not even headers, until the model is loaded and prefilled.
   if (!(await pause(turn.first_chunk_delay_ms, signal))) return;
@@ -290,25 +361,46 @@ async function playTurn(
     return;
   }
 
-  const line = (fields: Record<string, unknown>): string =>
-    `${JSON.stringify({ model, created_at: new Date().toISOString(), ...fields })}\n`;
-
-  if (body.stream === false) {
-    const message: Record<string, unknown> = { role: 'assistant', content: turn.content ?? '' };
-    if (turn.thinking !== undefined) message.thinking = turn.thinking;
-    if (turn.tool_calls !== undefined) message.tool_calls = wireToolCalls(turn.tool_calls);
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
-    res.end(line({ message, ...doneFields(turn, requestBytes) }));
+  if (turn.tool_parse_error !== undefined && (turn.tool_parse_error_http === true || body.stream === false)) {
+    // server/routes.go streamResponse: an error before anything was written sets
+    // `Content-Type: application/json` and answers 500; writeChatResponse (stream:false) answers
+    // 500 through c.JSON (`application/json; charset=utf-8`).
+    const contentType = body.stream === false ? 'application/json; charset=utf-8' : 'application/json';
+    res.writeHead(500, { 'Content-Type': contentType });
+    res.end(goJson({ error: toolParseErrorMessage(turn) }));
     return;
   }
 
-  const lines = turnMessages(turn).map((message) => line({ message, done: false }));
+  const line = (fields: Record<string, unknown>): string =>
+    `${goJson({ model, created_at: new Date().toISOString(), ...fields })}\n`;
+
+  if (body.stream === false) {
+    const offeredTools = Array.isArray(body.tools) && body.tools.length > 0;
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+    res.end(line({ message: wholeMessage(turn, offeredTools, idFor), ...doneFields(turn, requestBytes) }));
+    return;
+  }
+
+  const plan = turnPlan(turn, idFor);
+  const lines: OutLine[] = plan.visible.map((message) => ({ text: line({ message, done: false }), held: false }));
+  if (turn.tool_parse_error !== undefined) {
+    // server/routes.go streamResponse after the first write: json.Encoder writes the error as
+    // one more line and the stream ends; the done chunk never comes.
+    lines.push({ text: `${goJson({ error: toolParseErrorMessage(turn) })}\n`, held: true });
+  } else {
+    for (const message of plan.calls) lines.push({ text: line({ message, done: false }), held: true });
+  }
   const injectAt = Math.min(turn.error_after_chunks ?? 1, lines.length);
   if (turn.garbage === true) {
-    lines.splice(injectAt, 0, 'this is not json\n', '<html><body>502 Bad Gateway</body></html>\n');
+    lines.splice(
+      injectAt,
+      0,
+      { text: 'this is not json\n', held: false },
+      { text: '<html><body>502 Bad Gateway</body></html>\n', held: false },
+    );
   }
   if (turn.error_line !== undefined) {
-    lines.splice(injectAt, lines.length - injectAt, `${JSON.stringify({ error: turn.error_line })}\n`);
+    lines.splice(injectAt, lines.length - injectAt, { text: `${goJson({ error: turn.error_line })}\n`, held: false });
   }
 
   res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
@@ -335,9 +427,19 @@ async function playTurn(
     sent++;
     return true;
   };
+  // The parser holds a call back until it is whole: nothing at all is written meanwhile
+  // (tools/tools.go Parser.Add, harmony/harmonyparser.go Add). Without a call this is the
+  // "swallowed call": silence, then an empty done.
+  let silenced = false;
+  const silence = async (): Promise<boolean> => {
+    if (silenced) return true;
+    silenced = true;
+    return pause(turn.silent_call_ms, signal);
+  };
 
-  for (const text of lines) {
-    if (!(await send(text))) return;
+  for (const item of lines) {
+    if (item.held && !(await silence())) return;
+    if (!(await send(item.text))) return;
   }
   if (turn.endless_thinking === true) {
     const delay = turn.chunk_delay_ms ?? ENDLESS_CHUNK_DELAY_MS;
@@ -349,10 +451,9 @@ async function playTurn(
       sent++;
     }
   }
-  if (turn.error_line === undefined && turn.no_done !== true) {
-    if (!(await send(line({ message: { role: 'assistant', content: '' }, ...doneFields(turn, requestBytes) })))) {
-      return;
-    }
+  if (turn.error_line === undefined && turn.tool_parse_error === undefined && turn.no_done !== true) {
+    if (!(await silence())) return;
+    if (!(await send(line({ message: plan.done, ...doneFields(turn, requestBytes) })))) return;
   } else if (interrupt()) {
     return;
   }
@@ -377,9 +478,10 @@ function defaultErrorMessage(status: number, model: string): string {
   return 'llama runner process has terminated: exit status 2';
 }
 
+/** gin's c.JSON: `application/json; charset=utf-8`, Go's HTML-escaping encoder. */
 function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(value));
+  res.end(goJson(value));
 }
 
 function parseBody(raw: Buffer): Record<string, unknown> | undefined {
