@@ -27,7 +27,7 @@ function globalOptions(y: Argv): Argv<GlobalArgs> {
     .option('color', { type: 'boolean', default: true, describe: 'Colour on a terminal (--no-color, or NO_COLOR)' })
     .option('db', { type: 'string', describe: 'PostgreSQL URL (else DATABASE_URL, else embedded PGlite)' })
     .option('ollama-host', { type: 'string', describe: 'Ollama URL (else OLLAMA_HOST, else http://127.0.0.1:11434)' })
-    .option('model', { alias: 'm', type: 'string', describe: 'Model name (else llm.model, default qwen3:8b)' })
+    .option('model', { alias: 'm', type: 'string', describe: 'Model name, one that can call tools (else llm.model, default qwen3:8b)' })
     .option('profile', { alias: 'p', type: 'string', describe: 'Profile id (else default_profile)' });
 }
 
@@ -95,7 +95,12 @@ export async function main(args: string[]): Promise<void> {
           .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' })
           .example('$0 run "list the TODOs in src/"', '')
           .example('git diff | $0 run -o json', 'prompt from stdin, one JSON result')
-          .example('$0 run -s SESSION_ID "now fix the first one"', 'continue a session'),
+          .example('$0 run -s SESSION_ID "now fix the first one"', 'continue a session')
+          .epilog(
+            'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies); ' +
+              '2 invalid input (also: a model that cannot call tools); 3 incomplete (max iterations, or the answer was cut off ' +
+              'at the output limit; continue with -s); 75 Ollama unreachable or stopped answering; 130 interrupted.',
+          ),
       lazy(async () => (await import('./commands/run.js')).runCommand, sink),
     )
     .command(

@@ -210,6 +210,26 @@ forEachBackend(
         expect(prefixBreaks(bodies(sub))).toEqual([]);
         for (const c of [...main, ...sub]) expect(requestMessages(c).filter((m) => m.role === 'system')).toHaveLength(1);
       }, SCENARIO_TIMEOUT_MS);
+
+      it('loop mode: within each iteration the rendered prompt only grows', async () => {
+        const step = (n: number): FakeScript['turns'] => [
+          { thinking: `Iteration ${n}: write.`, tool_calls: [{ name: 'write_file', arguments: { path: `n${n}.txt`, content: `${n}\n` } }] },
+          { thinking: `Iteration ${n}: check.`, tool_calls: [{ name: 'read_file', arguments: { path: `n${n}.txt` } }] },
+          { content: `Wrote n${n}.txt.` },
+        ];
+        const s = await scenario(backend, { turns: [...step(1), ...step(2)], on_exhausted: 'error' });
+        const run = await s.navi(['loop', '-o', 'stream-json', '--max-iterations', '2', 'write the numbered files']);
+        expect([0, 3], describeRun(run)).toContain(run.code);
+        const chats = s.chats();
+        expect(chats).toHaveLength(6);
+        const iteration = (c: RecordedRequest): string =>
+          String([...requestMessages(c)].reverse().find((m) => m.role === 'user' && String(m.content).startsWith('LOOP MODE'))?.content);
+        const groups = new Map<string, RecordedRequest[]>();
+        for (const c of chats) groups.set(iteration(c), [...(groups.get(iteration(c)) ?? []), c]);
+        expect([...groups.values()].map((g) => g.length)).toEqual([3, 3]);
+        for (const g of groups.values()) expect(prefixBreaks(bodies(g))).toEqual([]);
+        for (const c of chats) expect(requestMessages(c).filter((m) => m.role === 'system')).toHaveLength(1);
+      }, SCENARIO_TIMEOUT_MS);
     });
   },
   { only: 'pglite' },

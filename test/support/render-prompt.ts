@@ -58,9 +58,7 @@ export function renderSystem(body: Record<string, unknown>): string {
 export function prefixBreaks(bodies: Array<Record<string, unknown>>): string[] {
   const breaks: string[] = [];
   for (let i = 0; i + 1 < bodies.length; i++) {
-    const prev = render(bodies[i] ?? {});
-    const lastOwner = prev.owner.at(-1);
-    const stable = lastOwner === undefined ? prev.header : prev.text.slice(0, prev.starts[lastOwner]);
+    const stable = stablePart(render(bodies[i] ?? {}));
     const next = renderPrompt(bodies[i + 1] ?? {});
     if (next.startsWith(stable)) continue;
     const at = commonPrefixLength(stable, next);
@@ -77,6 +75,25 @@ export function prefixReuse(prev: Record<string, unknown>, next: Record<string, 
   const a = renderPrompt(prev);
   const b = renderPrompt(next);
   return b.length === 0 ? 1 : commonPrefixLength(a, b) / b.length;
+}
+
+/**
+ * Share of what request `next` could reuse of `prev`'s prompt that it does reuse (0..1): the
+ * common prefix of the two renders over the length of `prev`'s render up to the start of its last
+ * message (the part prefixBreaks requires to stay; the last message may carry per-call
+ * injections). 1 exactly when prefixBreaks([prev, next]) finds no break. Unlike prefixReuse it
+ * does not count what `next` adds, so a well-formed tool loop reaches 1.
+ */
+export function prefixKept(prev: Record<string, unknown>, next: Record<string, unknown>): number {
+  const stable = stablePart(render(prev));
+  if (stable.length === 0) return 1;
+  return Math.min(1, commonPrefixLength(stable, renderPrompt(next)) / stable.length);
+}
+
+/** The render up to the start of its last message (the system block when there are no messages). */
+function stablePart(r: Rendered): string {
+  const lastOwner = r.owner.at(-1);
+  return lastOwner === undefined ? r.header : r.text.slice(0, r.starts[lastOwner]);
 }
 
 function render(body: Record<string, unknown>): Rendered {
