@@ -168,6 +168,8 @@ export class Turn implements TurnHost {
   private system: ChatMessage | null = null;
   /** Whether requests ask for thinking: configured, and the model supports it. */
   private think = false;
+  /** The model `think` was decided for (a profile switch may change the model). */
+  private modelChecked: string | null = null;
   private allowed = new Set<string>();
   private schemaChars = 0;
   private finalText = '';
@@ -354,15 +356,7 @@ export class Turn implements TurnHost {
     this.system = null;
     this.numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
     const capabilities = info?.capabilities;
-    // Ollama refuses tools to a model without the capability (HTTP 400, server/routes.go); an
-    // agent without tools cannot work, and retrying later will not change the model.
-    if (capabilities !== undefined && !capabilities.includes('tools') && this.schemas.length > 0) {
-      throw new InvalidInputError('model_no_tools', noToolsMessage(this.model, `Ollama reports its capabilities as: ${capabilities.join(', ') || 'none'}`));
-    }
-    const wantsThink = opts.think && this.profile.settings.think_enabled;
-    // `think: true` to a model without `thinking` is an HTTP 400; unknown capabilities (an old
-    // server) keep the configured value, and a refusal is handled at the call.
-    this.think = wantsThink && (capabilities === undefined || capabilities.includes('thinking'));
+    const warning = this.adoptCapabilities(capabilities);
     yield {
       type: 'model_info',
       model: this.model,
@@ -371,7 +365,7 @@ export class Turn implements TurnHost {
       ...(capabilities !== undefined ? { capabilities } : {}),
       think: this.think,
     };
-    if (wantsThink && !this.think && opts.thinkExplicit === true) yield this.noThinkingWarning();
+    if (warning !== null) yield warning;
     if (info?.contextLength !== undefined && this.numCtx > info.contextLength) {
       yield {
         type: 'warning',
@@ -432,6 +426,24 @@ export class Turn implements TurnHost {
     return this.system;
   }
 
+  /**
+   * Settles what the current model can be asked, from `/api/show` capabilities (undefined: an
+   * old server that does not say). Returns a warning to emit, if any.
+   */
+  private adoptCapabilities(capabilities: string[] | undefined): AgentEvent | null {
+    this.modelChecked = this.model;
+    // Ollama refuses tools to a model without the capability (HTTP 400, server/routes.go); an
+    // agent without tools cannot work, and retrying later will not change the model.
+    if (capabilities !== undefined && !capabilities.includes('tools') && this.schemas.length > 0) {
+      throw new InvalidInputError('model_no_tools', noToolsMessage(this.model, `Ollama reports its capabilities as: ${capabilities.join(', ') || 'none'}`));
+    }
+    const wantsThink = this.opts.think && this.profile.settings.think_enabled;
+    // `think: true` to a model without `thinking` is an HTTP 400; unknown capabilities keep the
+    // configured value, and a refusal is handled at the call (askModel).
+    this.think = wantsThink && (capabilities === undefined || capabilities.includes('thinking'));
+    return wantsThink && !this.think && this.opts.thinkExplicit === true ? this.noThinkingWarning() : null;
+  }
+
   private noThinkingWarning(): AgentEvent {
     return {
       type: 'warning',
@@ -448,6 +460,12 @@ export class Turn implements TurnHost {
   private async *askModel(todos: MechanicsTodos, stalled: number): AsyncGenerator<AgentEvent, ModelCallOutcome> {
     const { opts } = this;
     let correction: string | undefined;
+    if (this.modelChecked !== this.model) {
+      // switch_profile brought a profile with its own model.
+      const info = await this.deps.llm.showModel(this.model, opts.signal).catch(() => null);
+      const warning = this.adoptCapabilities(info?.capabilities);
+      if (warning !== null) yield warning;
+    }
     for (let attempt = 0; ; attempt++) {
       // A store that failed to open (locked, unreachable) ends the run before a model call.
       this.writer.throwIfFailed();
@@ -550,7 +568,8 @@ export class Turn implements TurnHost {
         // Keep what was streamed: a stopped turn still shows its partial answer.
         if (reply.content.length > 0 || reply.thinking.length > 0) {
           this.finalText = reply.content;
-          this.persist(assistantMessage(reply, iteration), { toContext: reply.content.length > 0, ...usageOf(reply) });
+          // Without calls: none of them ran, and a resumed session must not replay them.
+          this.persist(assistantMessage({ ...reply, calls: [] }, iteration), { toContext: reply.content.length > 0, ...usageOf(reply) });
         }
         yield this.end('interrupted');
         return await this.finish('interrupted');

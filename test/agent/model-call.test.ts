@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { MAX_MODEL_RETRIES } from '../../src/agent/turn.js';
 import { InvalidInputError, ModelOutputError } from '../../src/errors.js';
 import type { ChatChunk } from '../../src/llm/types.js';
-import { collect, options, setup } from './helpers.js';
+import { Agent } from '../../src/agent/agent.js';
+import { MemoryStore } from '../support/memory-store.js';
+import { ScriptedLlm } from '../support/scripted-llm.js';
+import { collect, options, profiles, registry, setup } from './helpers.js';
 
 const malformed = (): ModelOutputError =>
   new ModelOutputError('malformed_tool_call', "model m wrote a tool call Ollama could not parse (error parsing tool call: raw='{\"path\": ', err=unexpected end of JSON input)");
@@ -45,6 +48,22 @@ describe('capabilities', () => {
     expect(error).toMatchObject({ code: 'model_no_tools', exitCode: 2 });
     expect((error as Error).message).toMatch(/model 'gemma:2b' cannot call tools .*capabilities as: completion.*--model or llm\.model/);
     expect(llm.requests).toHaveLength(0);
+  });
+
+  it('a profile switch to another model decides think for that model', async () => {
+    const researcher = profiles.profiles.get('researcher');
+    if (!researcher) throw new Error('no researcher profile');
+    const small = { ...researcher, id: 'small', settings: { ...researcher.settings, model: 'llama3.1:8b' } };
+    const set = { ...profiles, profiles: new Map([...profiles.profiles, ['small', small]]) };
+    const llm = new ScriptedLlm([{ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'small' } }] }, { content: 'switched' }], {
+      capabilitiesByModel: { m: ['completion', 'tools', 'thinking'], 'llama3.1:8b': ['completion', 'tools'] },
+    });
+    const agent = new Agent({ llm, store: Promise.resolve(new MemoryStore()), tools: registry, profiles: set });
+    await collect(agent.runStream(options({ think: true })));
+    expect(llm.requests.map((r) => [r.model, r.think])).toEqual([
+      ['m', true],
+      ['llama3.1:8b', false],
+    ]);
   });
 
   it('capabilities unknown and the server refuses thinking: the call is made again without it', async () => {

@@ -1,7 +1,9 @@
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LlmUnavailableError, isAbortError } from '../../src/errors.js';
 import type { ChatChunk } from '../../src/llm/types.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
+import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn, type RecordedRequest } from '../support/fake-ollama.js';
 import { chatRequest, clientFor, collect, collectUntilError, expectLlmError, MODEL, rejectionOf } from './llm-test-helpers.js';
 
 let fake: FakeOllama | undefined;
@@ -158,5 +160,216 @@ describe('caller abort', () => {
     const server = await serve({ turns: [] });
     const error = await rejectionOf(clientFor(server.url).listModels(AbortSignal.abort()));
     expect((error as Error).name).toBe('AbortError');
+  });
+});
+
+/** Rejects when `work` is not settled after `ms`: a hang guard, never a measurement. */
+async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`hang guard: ${what} still pending after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until `condition` holds (polling), or fails after `ms`. */
+async function until(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`hang guard: ${what} not seen after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function versionChecks(server: FakeOllama): RecordedRequest[] {
+  return server.requests.filter((r) => r.path === '/api/version');
+}
+
+function chatRecords(server: FakeOllama): RecordedRequest[] {
+  return server.requests.filter((r) => r.path === '/api/chat');
+}
+
+const CALL = { name: 'write_file', arguments: { path: 'notes.txt', content: 'a long file' } };
+
+/** Thinking, then the silence of a buffered tool call (SPEC §13), then the call and `done`. */
+function silentCallTurn(silentMs: number): FakeTurn {
+  return { thinking: 'I will write the file', chunk_size: 100, silent_call_ms: silentMs, tool_calls: [CALL] };
+}
+
+const LENIENT_CHUNK = { firstChunk: true, chunk: false };
+const LENIENT_FIRST_CHUNK = { firstChunk: false, chunk: true };
+
+describe('lenient silence limits (liveness checks)', () => {
+  it('a lenient chunk limit lets a long buffered tool call through, checking /api/version during the silence', async () => {
+    const server = await serve({ turns: [silentCallTurn(1500)] });
+    const client = clientFor(server.url, { chunkTimeoutS: 0.3, strict: LENIENT_CHUNK });
+    const result = await within(client.chat(chatRequest()), 20_000, 'the call');
+
+    expect(result.thinking).toBe('I will write the file');
+    expect(result.toolCalls).toEqual([CALL]);
+    expect(result.doneReason).toBe('stop');
+    const [chat] = chatRecords(server);
+    const checks = versionChecks(server);
+    expect(checks.length).toBeGreaterThanOrEqual(1);
+    // Asked while the chat request was open, i.e. during its silence (no sleep, only order).
+    for (const check of checks) {
+      expect(check.method).toBe('GET');
+      expect(check.receivedAt).toBeGreaterThanOrEqual(chat?.receivedAt ?? Infinity);
+      expect(check.receivedAt).toBeLessThanOrEqual(chat?.closedAt ?? -Infinity);
+    }
+    expect(chat?.clientClosed).toBe(false);
+  });
+
+  it('a lenient first-chunk limit lets a slow prefill through', async () => {
+    const server = await serve({ turns: [{ first_chunk_delay_ms: 1500, content: 'made it' }] });
+    const client = clientFor(server.url, { firstChunkTimeoutS: 0.3, strict: LENIENT_FIRST_CHUNK });
+    const result = await within(client.chat(chatRequest()), 20_000, 'the call');
+
+    expect(result.content).toBe('made it');
+    expect(versionChecks(server).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('the lenient first-chunk limit leaves the chunk limit strict', async () => {
+    const server = await serve({ turns: [silentCallTurn(60_000)] });
+    const client = clientFor(server.url, { firstChunkTimeoutS: 0.3, chunkTimeoutS: 0.3, strict: LENIENT_FIRST_CHUNK });
+    const error = await within(rejectionOf(client.chat(chatRequest())), 20_000, 'the call');
+    expectLlmError(error, 'chunk_timeout');
+    expect(versionChecks(server)).toEqual([]);
+  });
+
+  it('strict limits (the default) still fail a silent tool call at the chunk limit, without asking /api/version', async () => {
+    const server = await serve({ turns: [silentCallTurn(60_000)] });
+    const { chunks, error } = await within(
+      collectUntilError(clientFor(server.url, { chunkTimeoutS: 0.3 }).chatStream(chatRequest())),
+      20_000,
+      'the call',
+    );
+    expect(chunks).toEqual([{ type: 'thinking', text: 'I will write the file' }]);
+    expectLlmError(error, 'chunk_timeout');
+    expect(versionChecks(server)).toEqual([]);
+    expect((await server.waitForClose(0, 10_000)).clientClosed).toBe(true);
+  });
+
+  it('explicitly strict limits fail at the first-chunk limit too', async () => {
+    const server = await serve({ turns: [{ first_chunk_delay_ms: 60_000, content: 'too late' }] });
+    const client = clientFor(server.url, { firstChunkTimeoutS: 0.3, strict: { firstChunk: true, chunk: true } });
+    const error = await within(rejectionOf(client.chat(chatRequest())), 20_000, 'the call');
+    expectLlmError(error, 'first_chunk_timeout');
+    expect(versionChecks(server)).toEqual([]);
+  });
+
+  it('a dead server mid-silence fails the call (not a hang)', async () => {
+    const server = await serve({ turns: [silentCallTurn(120_000)] });
+    const client = clientFor(server.url, { chunkTimeoutS: 0.2, strict: LENIENT_CHUNK });
+    const consumed = collectUntilError(client.chatStream(chatRequest()));
+    // The fake is in the call's silence once navi has started checking on it.
+    await until(() => versionChecks(server).length > 0, 20_000, 'a liveness check');
+    await server.close();
+    fake = undefined;
+
+    const { chunks, error } = await within(consumed, 20_000, 'the call after the server died');
+    expect(chunks).toEqual([{ type: 'thinking', text: 'I will write the file' }]);
+    expect(error).toBeInstanceOf(LlmUnavailableError);
+    // The dropped stream is seen first, or the next check finds nobody there.
+    const { code } = error as LlmUnavailableError;
+    expect(['stream_incomplete', 'ollama_unresponsive']).toContain(code);
+    expectLlmError(error, code);
+  });
+
+  it('call_timeout_s bounds a lenient call that stays silent, and names the setting', async () => {
+    const server = await serve({ turns: [silentCallTurn(120_000)] });
+    const client = clientFor(server.url, { chunkTimeoutS: 0.1, callTimeoutS: 0.5, strict: LENIENT_CHUNK });
+    const { chunks, error } = await within(collectUntilError(client.chatStream(chatRequest())), 20_000, 'the call');
+
+    expect(chunks).toEqual([{ type: 'thinking', text: 'I will write the file' }]);
+    const llmError = expectLlmError(error, 'call_timeout');
+    expect(llmError.message).toContain('llm.call_timeout_s');
+    expect(llmError.message).toContain('within 0.5 s');
+    expect(llmError.message).toContain(server.url);
+    expect(llmError.message).toContain(MODEL);
+    // The liveness checks kept the call going until the overall limit cut it.
+    expect(versionChecks(server).length).toBeGreaterThanOrEqual(1);
+    expect((await server.waitForClose(0, 10_000)).clientClosed).toBe(true);
+  });
+});
+
+/**
+ * A server whose /api/chat sends headers and one line, then nothing, and whose /api/version
+ * fails as `version` says: the process is up but no longer answers.
+ */
+async function startSilentServer(version: 'destroy' | 'http_500'): Promise<{
+  url: string;
+  versionRequests: () => number;
+  chatClosed: Promise<void>;
+  close: () => Promise<void>;
+}> {
+  let versions = 0;
+  let chatClosedResolve: () => void = () => undefined;
+  const chatClosed = new Promise<void>((resolve) => {
+    chatClosedResolve = resolve;
+  });
+  const sockets = new Set<Socket>();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (req.url === '/api/version') {
+      versions++;
+      if (version === 'destroy') req.socket.destroy();
+      else {
+        res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
+        res.end('{"error":"internal error"}');
+      }
+      return;
+    }
+    if (req.url === '/api/chat') {
+      res.on('close', () => chatClosedResolve());
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.write(`${JSON.stringify({ model: MODEL, created_at: new Date().toISOString(), message: { role: 'assistant', content: '', thinking: 'hm' }, done: false })}\n`);
+      return; // silence, socket open
+    }
+    res.writeHead(404);
+    res.end();
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    versionRequests: () => versions,
+    chatClosed,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('lenient limit and a server that stops answering', () => {
+  it.each(['destroy', 'http_500'] as const)('fails with ollama_unresponsive when /api/version fails (%s)', async (mode) => {
+    const server = await startSilentServer(mode);
+    try {
+      // No call limit, and every other timer far away: only the failed check can end this.
+      // The hang guard stays below the check's own 10 s request timeout, so a pass means the
+      // failed check was acted on at once, not that its request timed out.
+      const client = clientFor(server.url, { firstChunkTimeoutS: 600, chunkTimeoutS: 0.3, strict: LENIENT_CHUNK });
+      const { chunks, error } = await within(collectUntilError(client.chatStream(chatRequest())), 8000, 'the call');
+
+      expect(chunks).toEqual([{ type: 'thinking', text: 'hm' }]);
+      const llmError = expectLlmError(error, 'ollama_unresponsive');
+      expect(llmError.message).toContain(server.url);
+      expect(llmError.message).toContain(MODEL);
+      expect(llmError.message).toContain('/api/version');
+      expect(server.versionRequests()).toBeGreaterThanOrEqual(1);
+      // The silent chat connection is cut, not left open.
+      await within(server.chatClosed, 8000, 'the chat connection to close');
+    } finally {
+      await server.close();
+    }
   });
 });

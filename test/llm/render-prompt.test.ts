@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prefixBreaks, prefixReuse, renderPrompt, renderSystem } from '../support/render-prompt.js';
+import { prefixBreaks, prefixKept, prefixReuse, renderPrompt, renderSystem } from '../support/render-prompt.js';
 
 type Body = Record<string, unknown>;
 const user = (content: string): Body => ({ role: 'user', content });
@@ -127,7 +127,7 @@ describe('renderPrompt: collate and the qwen3 template', () => {
   });
 });
 
-describe('prefixBreaks and prefixReuse', () => {
+describe('prefixBreaks, prefixReuse and prefixKept', () => {
   const tools = [READ_FILE];
   const sys = system('You are navi.');
   const growing: Body[] = [
@@ -165,5 +165,28 @@ describe('prefixBreaks and prefixReuse', () => {
     const changed = { ...growing[1], messages: [system('You are navi. Time: 12:01'), ...(growing[1]?.messages as Body[]).slice(1)] };
     expect(prefixReuse(growing[0] ?? {}, changed)).toBeLessThan(0.1);
     expect(prefixReuse(growing[1] ?? {}, growing[1] ?? {})).toBe(1);
+  });
+
+  it('gives the share of the previous prompt, without its last message, that the next one keeps', () => {
+    // A growing loop keeps all of it, though the next prompt is longer (prefixReuse < 1).
+    expect(prefixKept(growing[0] ?? {}, growing[1] ?? {})).toBe(1);
+    expect(prefixKept(growing[1] ?? {}, growing[2] ?? {})).toBe(1);
+    expect(prefixReuse(growing[1] ?? {}, growing[2] ?? {})).toBeLessThan(1);
+    // A per-call reminder appended to the last tool result is not repeated, and costs nothing.
+    const messages1 = growing[1]?.messages as Body[];
+    const noted = { ...growing[1], messages: [...messages1.slice(0, -1), tool('A\n\nreminder: 2 turns left')] };
+    expect(prefixKept(noted, growing[2] ?? {})).toBe(1);
+    // A trailing user note moves the /think toggle off the task (and drops the thinking before
+    // it), so the next request differs inside the task message.
+    const trailing = { ...growing[1], messages: [...messages1, user('reminder: 2 turns left')] };
+    const task = renderPrompt(trailing).indexOf('read a and b') + 'read a and b'.length;
+    expect(prefixKept(trailing, growing[2] ?? {})).toBeCloseTo(task / renderPrompt(trailing).indexOf('<|im_start|>user\nreminder'), 10);
+    // A reminder hoisted into the system block breaks the prompt near its top (after "You are navi.\n\n").
+    const hoisted = { ...growing[1], messages: [...messages1, system('reminder: 2 turns left')] };
+    // (The last message, a system one, prints only the generation prompt at the end.)
+    const stable = renderPrompt(hoisted).length - '<|im_start|>assistant\n'.length;
+    expect(prefixKept(hoisted, growing[2] ?? {})).toBeCloseTo('<|im_start|>system\n\nYou are navi.\n\n'.length / stable, 10);
+    expect(prefixBreaks([hoisted, growing[2] ?? {}])).toHaveLength(1);
+    expect(prefixKept({ model: 'm' }, growing[0] ?? {})).toBe(1);
   });
 });

@@ -23,6 +23,8 @@ export interface ScriptedTurn {
 export interface ScriptedLlmOptions {
   /** What `showModel` reports as capabilities; default: none reported (an older server). */
   capabilities?: string[];
+  /** Per model name, over `capabilities`. */
+  capabilitiesByModel?: Record<string, string[]>;
 }
 
 /** Answers a request by index (0-based, counting every call), for long generated sessions. */
@@ -81,7 +83,8 @@ export class ScriptedLlm implements LlmClient {
   }
 
   showModel(model: string): Promise<ModelDetails> {
-    return Promise.resolve({ name: model, contextLength: 32768, ...(this.options.capabilities ? { capabilities: this.options.capabilities } : {}) });
+    const capabilities = this.options.capabilitiesByModel?.[model] ?? this.options.capabilities;
+    return Promise.resolve({ name: model, contextLength: 32768, ...(capabilities ? { capabilities } : {}) });
   }
 
   listModels(): Promise<string[]> {
