@@ -21,7 +21,8 @@
  *                      postgres://postgres@127.0.0.1:5432/postgres)
  *   --keep             keep the temporary directory (its path is printed)
  *   --only LIST        measure only these figures (comma-separated): startup, oneshot (also gives
- *                      the first request size), gap, rss, growth, stop — for quick A/B work
+ *                      the first request size), gap, reuse (rendered-prompt reuse), rss, growth,
+ *                      stop — for quick A/B work
  *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
  * Companions: bench/profile.ts (where the time goes: imports, PGlite open, CPU profiles) and
@@ -37,6 +38,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type PostgresFactory from 'postgres';
 import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../test/support/fake-ollama.js';
+import { prefixBreaks, prefixKept } from '../test/support/render-prompt.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options and environment
@@ -52,7 +54,7 @@ interface Options {
   nodeOptions: string | undefined;
 }
 
-const FIGURES = ['startup', 'oneshot', 'gap', 'rss', 'growth', 'stop'];
+const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -733,6 +735,177 @@ function prefixCheck(backend: Backend, bodies: Array<Record<string, unknown> | u
   );
 }
 
+/** The runs whose requests the rendered-prompt reuse figure measures. */
+interface ReuseRun {
+  name: string;
+  script: FakeScript;
+  prompt: string;
+  /** Continue a seeded session of this many messages (as the gap figure does). */
+  session?: number;
+}
+
+const PLAN_ANALYSIS = [
+  'TASK: Summarise README.md',
+  'GOAL: a one-line summary',
+  'UNKNOWNS: none',
+  'RESOURCES: README.md',
+  'KNOWLEDGE RULES: none',
+  'COMPLEXITY: simple',
+  'SUBTASKS: read, summarise',
+  'COMMITMENTS: none',
+].join('\n');
+
+/**
+ * A representative set: the gap figure's run (30 identical todo calls continuing a stored session:
+ * iteration budget, goal anchors and the anti-stall warning all ride in the last message), a fresh
+ * run with thinking and varied tools (qwen3's template drops thinking before the last user
+ * message), the plan tool (its own calls, then the plan injected as an assistant message) and a
+ * sub-agent (spawn_agent; its own conversation). Model latency is zero; only the bodies matter.
+ */
+function reuseRuns(): ReuseRun[] {
+  const think = (thinking: string, name: string, args: Record<string, unknown>): FakeTurn => ({ thinking, tool_calls: [{ name, arguments: args }] });
+  return [
+    { name: 'tool loop (gap run)', script: toolLoopScript(GAP_TURNS), prompt: 'Continue the audit.', session: 100 },
+    {
+      name: 'thinking + varied tools',
+      prompt: 'Look around this project and note what it holds.',
+      script: {
+        models: [{ name: MODEL, context_length: BIG_CTX }],
+        turns: [
+          think('Start with the layout.', 'list_dir', { path: '.' }),
+          think('Read the readme.', 'read_file', { path: 'README.md' }),
+          think('Any sources?', 'search_files', { pattern: 'demo' }),
+          think('Track it.', 'todo', { action: 'add', text: 'summarise the project' }),
+          think('Note it.', 'scratchpad', { action: 'write', content: 'README: a demo' }),
+          ...Array.from({ length: 10 }, (_, i) => think(`Check the list again (${i + 1}).`, 'todo', { action: 'list' })),
+          { thinking: 'Enough.', content: 'A demo project: README.md and an empty src/.' },
+        ],
+        on_exhausted: 'error',
+      },
+    },
+    {
+      name: 'plan tool',
+      prompt: 'Summarise README.md: plan it first.',
+      script: {
+        models: [{ name: MODEL, context_length: BIG_CTX }],
+        turns: [
+          think('Plan first.', 'plan', {}),
+          { content: PLAN_ANALYSIS },
+          { content: '1. Read README.md — TOOL: read_file\n2. Summarise — SELF' },
+          think('Step 1.', 'read_file', { path: 'README.md' }),
+          think('Mark it.', 'todo', { action: 'list' }),
+          { thinking: 'Step 2.', content: 'README.md is a one-line demo heading.' },
+        ],
+        on_exhausted: 'error',
+      },
+    },
+    {
+      name: 'sub-agent',
+      prompt: 'Have a helper look at README.md, then wrap up.',
+      script: {
+        models: [{ name: MODEL, context_length: BIG_CTX }],
+        turns: [
+          think('Delegate.', 'spawn_agent', { task: 'Look at README.md and report', profile_id: 'researcher' }),
+          // The sub-agent: two calls of its own, then its answer.
+          think('Sub: list.', 'list_dir', { path: '.' }),
+          think('Sub: read.', 'read_file', { path: 'README.md' }),
+          { content: 'README.md holds a demo heading.' },
+          think('Wrap up.', 'todo', { action: 'list' }),
+          { content: 'All checked: a demo heading.' },
+        ],
+        on_exhausted: 'error',
+      },
+    },
+  ];
+}
+
+/**
+ * SPEC §8/§12/§13: how much of the prompt a real Ollama rendered for request N the next request
+ * of the same conversation reuses from the KV cache — render(N) up to its last message (which
+ * carries the per-call reminders) against render(N+1), with the qwen3 template of
+ * test/support/render-prompt.ts. Conversations are told apart by their first user message (the
+ * main agent, a sub-agent, planning and summariser calls); a compression makes the summary the
+ * first user message, so pairs across one are never compared (the bench's large num_ctx does not
+ * compress anyway). Target: the minimum over all consecutive pairs is 100%.
+ */
+async function figureReuse(fake: TimedFake, backend: Backend): Promise<void> {
+  const label = `rendered-prompt reuse, call to call (${backend.name})`;
+  const target = '100% between compressions';
+  const runs = reuseRuns();
+  let ids: Map<number, string>;
+  try {
+    ids = await seedHistories(backend, [...new Set(runs.flatMap((r) => (r.session === undefined ? [] : [r.session])))]);
+  } catch (err) {
+    row(label, target, `error seeding history: ${String(err)}`.slice(0, 200), 'error');
+    return;
+  }
+  const kept: number[] = [];
+  const perRun: string[] = [];
+  let worst: { value: number; where: string } | null = null;
+  let conversations = 0;
+  for (const run of runs) {
+    const from = fake.play(run.script);
+    const session = run.session === undefined ? [] : ['--session', ids.get(run.session) ?? ''];
+    const r = await runNavi(['run', '-o', 'json', '--quiet', ...session, run.prompt], {
+      env: { ...backend.env, OLLAMA_NUM_CTX: String(BIG_CTX) },
+      cwd: work,
+    });
+    const bodies = fake.chats(from).map((c) => c.body ?? {});
+    fake.forgetBodies();
+    if (r.code !== 0 || resultOf(r).status !== 'success' || bodies.length < 2) {
+      row(label, target, `error in run "${run.name}": ${describeFailure(r)} (${bodies.length} chat requests)`, 'error');
+      return;
+    }
+    const groups = new Map<string, Array<Record<string, unknown>>>();
+    for (const body of bodies) {
+      const key = firstUserMessage(body);
+      groups.set(key, [...(groups.get(key) ?? []), body]);
+    }
+    const values: number[] = [];
+    for (const [first, group] of groups) {
+      if (group.length > 1) conversations++;
+      for (let k = 0; k + 1 < group.length; k++) {
+        const value = prefixKept(group[k] ?? {}, group[k + 1] ?? {});
+        values.push(value);
+        if (worst === null || value < worst.value) {
+          const why = prefixBreaks([group[k] ?? {}, group[k + 1] ?? {}])[0] ?? '';
+          worst = { value, where: `${run.name}, conversation "${first.slice(0, 40)}", ${why.slice(0, 200)}` };
+        }
+      }
+    }
+    kept.push(...values);
+    perRun.push(`${run.name}: ${bodies.length} requests, min ${percent(Math.min(...values))}`);
+  }
+  if (kept.length === 0) {
+    row(label, target, 'error: no two requests of one conversation', 'error');
+    return;
+  }
+  const min = Math.min(...kept);
+  const mean = kept.reduce((a, b) => a + b, 0) / kept.length;
+  row(
+    label,
+    target,
+    `min ${percent(min)}, mean ${percent(mean)} over ${kept.length} consecutive pairs in ${conversations} conversations` +
+      (min < 1 && worst ? `; worst: ${worst.where}` : ''),
+    check(min === 1),
+    { kept, min, mean },
+  );
+  row(`  ${backend.name} reuse by run`, 'info', perRun.join('; '), 'info');
+}
+
+/** The content of a request's first user message ('' when none): what tells conversations apart. */
+function firstUserMessage(body: Record<string, unknown>): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: unknown; content?: unknown }>) : [];
+  const user = messages.find((m) => m.role === 'user');
+  return typeof user?.content === 'string' ? user.content : '';
+}
+
+/** A share as a percentage that never rounds up to 100% (n/a when there is nothing). */
+function percent(x: number): string {
+  if (!Number.isFinite(x)) return 'n/a';
+  return x === 1 ? '100%' : `${(Math.floor(x * 1000) / 10).toFixed(1)}%`;
+}
+
 async function figureStop(fake: TimedFake, backend: Backend): Promise<void> {
   const label = `stop latency, SIGINT during prefill, ${backend.name}`;
   const lat: number[] = [];
@@ -864,6 +1037,10 @@ async function main(): Promise<void> {
       if (postgresBackend) await figureGaps(fake, postgresBackend, sizes);
       else row('harness gap per tool iteration, PostgreSQL', '≤ 3 ms median', skipped, 'skip');
     }
+
+    // SPEC §12: rendered-prompt reuse from call to call (the prompt depends on navi, not on the
+    // database: one backend is enough).
+    if (want('reuse')) await figureReuse(fake, pglite);
 
     // 5. Peak RSS.
     if (want('rss')) {
