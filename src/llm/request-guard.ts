@@ -52,12 +52,12 @@ export class RequestGuard {
       if (check === undefined) return this.stop(cause);
       void check().then(
         (alive) => {
-          if (this.cause !== undefined) return;
+          if (generation !== this.generation || this.cause !== undefined) return;
           if (alive) this.arm(cause, seconds, check);
           else this.stop('unresponsive');
         },
         () => {
-          this.stop('unresponsive');
+          if (generation === this.generation) this.stop('unresponsive');
         },
       );
     }, Math.min(seconds * 1000, MAX_TIMER_MS));
