@@ -1,8 +1,37 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The logic tiers: no built CLI, no database (PGlite or server) — `npm run test:unit`, seconds.
+ * `npm test` runs these and every end-to-end tier (scenario, loop-scenario, faults, fuzz, security,
+ * tty, store).
+ */
+const UNIT = [
+  'test/unit/**/*.test.ts',
+  'test/agent/**/*.test.ts',
+  'test/llm/**/*.test.ts',
+  'test/loop/**/*.test.ts',
+  'test/loop-runner/pieces.test.ts',
+  'test/planning/**/*.test.ts',
+  'test/tools/**/*.test.ts',
+  'test/config/**/*.test.ts',
+  'test/compression/**/*.test.ts',
+  'test/user-tools/**/*.test.ts',
+  'test/store/lock.test.ts',
+];
+/** Inside those folders, but runs the built CLI on both backends. */
+const NOT_UNIT = ['test/config/keep-alive-wire.test.ts'];
+
+/**
+ * NAVI_TIER: unset → everything (`npm test`); `unit` → UNIT; `stress` → heavy, timing-driven
+ * versions of races (`test/stress/*.stress.ts`, `npm run test:stress`), never part of `npm test`.
+ */
+const tier = process.env.NAVI_TIER;
+const include = tier === 'unit' ? UNIT : tier === 'stress' ? ['test/stress/**/*.stress.ts'] : ['src/**/*.test.ts', 'test/**/*.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include,
+    exclude: [...configDefaults.exclude, ...(tier === 'unit' ? NOT_UNIT : [])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Scenario tests spawn the built CLI and open databases; two cores, so keep parallelism modest.

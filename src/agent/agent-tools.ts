@@ -5,8 +5,7 @@
  */
 import { z } from 'zod';
 import { defineTool } from '../tools/define-tool.js';
-import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
-import type { TurnHost } from './run-context.js';
+import type { ToolContext, ToolDefinition, ToolResult, TurnHost } from '../tools/types.js';
 
 function withHost(name: string, ctx: ToolContext, fn: (host: TurnHost) => Promise<ToolResult>): Promise<ToolResult> {
   const { host } = ctx;

@@ -11,16 +11,15 @@ import type { ChatMessage } from '../llm/types.js';
 import { NotFoundError } from '../errors.js';
 import { composeSystemPrompt } from '../profiles/load.js';
 import type { Profile } from '../profiles/types.js';
-import type { ToolResult } from '../tools/types.js';
+import type { SpawnArgs, ToolResult } from '../tools/types.js';
 import type { AgentDeps, SubagentTurn, TurnOptions, TurnOutcome } from './agent-types.js';
 import { ContextBuilder } from './context-builder.js';
 import type { AgentEvent } from './events.js';
-import type { SpawnArgs } from './run-context.js';
-import { effectiveNumCtx, toolsForProfile, Turn, type TurnServices } from './turn.js';
-import { compressTurn } from './compression-service.js';
+import { toolsForProfile, Turn, type TurnServices } from './turn.js';
+import { compressTurn } from './compression/compress-turn.js';
 import { compressionSettings, NothingToCompactError, truncateForView, viewBudget, wouldCompress } from './compression/index.js';
 import { extractMemories } from './memory-extraction.js';
-import { planForTurn } from './plan-service.js';
+import { planForTurn } from './planning/plan-for-turn.js';
 import { capTools, droppedToolsNote, type CappedTools } from './tool-ceiling.js';
 
 export type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
@@ -113,7 +112,7 @@ export class Agent {
     const store = await this.deps.store;
     turn.replaceContext(await store.context.load(opts.sessionId));
     const info = await this.deps.llm.showModel(turn.model, opts.signal).catch(() => null);
-    turn.numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
+    turn.fitNumCtx(info?.contextLength);
     if (!wouldCompress(turn.context, compressionSettings(profile).keepRecent)) throw new NothingToCompactError();
     yield* compressTurn(turn, this.deps, 'manual');
   }

@@ -49,9 +49,7 @@ export async function extractMemories(turn: Turn, deps: AgentDeps): Promise<void
     keepAlive: turn.opts.keepAlive,
     signal: turn.opts.signal,
   });
-  turn.usage.promptTokens += result.usage.promptTokens;
-  turn.usage.completionTokens += result.usage.completionTokens;
-  turn.modelCalls++;
+  turn.recordServiceCalls(1, result.usage);
   const facts = parseFacts(result.content);
   for (const fact of facts) await store.memories.add(user, fact, 'extraction', turn.sessionId);
   if (facts.length > 0) await refreshMemory(turn.store(), user, deps.memoryCache);

@@ -6,7 +6,7 @@
 import type { ChatMessage, ChatUsage, ToolCallRequest, ToolSchema } from '../llm/types.js';
 import type { Profile } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
-import type { TodoItem, ToolContext, ToolResult } from '../tools/types.js';
+import type { SpawnArgs, TodoItem, ToolContext, ToolResult, TurnHost } from '../tools/types.js';
 import { InvalidInputError, isAbortError } from '../errors.js';
 import { noToolsMessage } from '../llm/ollama-errors.js';
 import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
@@ -17,7 +17,6 @@ import { callModel, type ModelCallOutcome, type ModelMistake, type ModelReply } 
 import { fillPrompt, loadPrompt } from '../prompts.js';
 import { unansweredCalls } from './context-repair.js';
 import { memoryMessage, refreshMemory } from './memory.js';
-import type { SpawnArgs, TurnHost } from './run-context.js';
 import { SerialWriter } from './serial-writer.js';
 import { estimateTokens, messageChars } from './tokens.js';
 import { capTools, droppedToolsNote } from './tool-ceiling.js';
@@ -139,27 +138,28 @@ export interface TurnServices {
 export class Turn implements TurnHost {
   readonly writer: SerialWriter;
   readonly channel = new EventChannel();
-  readonly usage: ChatUsage = { promptTokens: 0, completionTokens: 0 };
+  /** Tokens this turn spent (its own calls, and the planner's and memory extraction's). */
+  readonly #usage: ChatUsage = { promptTokens: 0, completionTokens: 0 };
   /** The model's view for this turn (stored context + what this turn added). */
-  readonly context: ChatMessage[] = [];
-  modelCalls = 0;
-  iteration = 0;
-  numCtx: number;
-  profile: Profile;
-  model: string;
-  toolNames: string[] = [];
+  readonly #context: ChatMessage[] = [];
+  #modelCalls = 0;
+  #iteration = 0;
+  #numCtx: number;
+  #profile: Profile;
+  #model: string;
+  #toolNames: string[] = [];
   /**
    * The most this agent may ever hold: its profile's tools (capped by the agent that started
    * it) minus exclusions. Sub-agents and profile switches get at most these (`tool-ceiling.ts`).
    */
-  toolCeiling: string[] = [];
-  schemas: ToolSchema[] = [];
+  #toolCeiling: string[] = [];
+  #schemas: ToolSchema[] = [];
   /** The plan the plan tool just made, shown (display buffer, `is_plan`) after the tool batch. */
-  pendingPlan: string | null = null;
+  #pendingPlan: string | null = null;
   /** Real prompt tokens of the last call, and chars added since (token estimate). */
-  baseline: number | null = null;
-  charsSinceBaseline = 0;
-  totalChars = 0;
+  #baseline: number | null = null;
+  #charsSinceBaseline = 0;
+  #totalChars = 0;
   private pendingProfile: string | null = null;
   /** Set by a `todo_updated` event of this turn; consumed after the tool batch. */
   private latestTodos: TodoItem[] | null = null;
@@ -185,9 +185,9 @@ export class Turn implements TurnHost {
     private readonly services: TurnServices,
     profile: Profile,
   ) {
-    this.profile = profile;
-    this.model = profile.settings.model ?? opts.model;
-    this.numCtx = opts.numCtx;
+    this.#profile = profile;
+    this.#model = profile.settings.model ?? opts.model;
+    this.#numCtx = opts.numCtx;
     this.now = deps.now ?? Date.now;
     this.writer = new SerialWriter(deps.store, opts.signal);
     const store = deps.store;
@@ -213,6 +213,62 @@ export class Turn implements TurnHost {
     this.loadTools(opts.subagent?.toolNames ?? this.profileTools(profile));
   }
 
+  // ── What the services (planning, compression, memory extraction, sub-agents) may read ──
+
+  get usage(): Readonly<ChatUsage> {
+    return this.#usage;
+  }
+
+  /** The model's view: read-only outside the turn (`replaceContext` is how compression swaps it). */
+  get context(): readonly ChatMessage[] {
+    return this.#context;
+  }
+
+  get modelCalls(): number {
+    return this.#modelCalls;
+  }
+
+  get iteration(): number {
+    return this.#iteration;
+  }
+
+  get numCtx(): number {
+    return this.#numCtx;
+  }
+
+  get profile(): Profile {
+    return this.#profile;
+  }
+
+  get model(): string {
+    return this.#model;
+  }
+
+  get toolNames(): readonly string[] {
+    return this.#toolNames;
+  }
+
+  get toolCeiling(): readonly string[] {
+    return this.#toolCeiling;
+  }
+
+  /** Model calls made for the turn by a service (planner, memory extraction), and what they cost. */
+  recordServiceCalls(calls: number, usage: ChatUsage): void {
+    this.#modelCalls += calls;
+    this.#usage.promptTokens += usage.promptTokens;
+    this.#usage.completionTokens += usage.completionTokens;
+  }
+
+  /** The plan the plan tool made: the display buffer shows it after the tool batch. */
+  offerPlan(text: string): void {
+    this.#pendingPlan = text;
+  }
+
+  /** num_ctx for the model's trained context length (`navi sessions compact` outside a turn). */
+  fitNumCtx(contextLength: number | undefined): void {
+    this.#numCtx = effectiveNumCtx(this.opts.numCtx, this.opts.numCtxExplicit ?? true, contextLength);
+  }
+
   get sessionId(): string {
     return this.opts.sessionId;
   }
@@ -227,7 +283,7 @@ export class Turn implements TurnHost {
   }
 
   get maxIterations(): number {
-    return this.opts.maxIterations ?? this.profile.settings.max_iterations;
+    return this.opts.maxIterations ?? this.#profile.settings.max_iterations;
   }
 
   store(): Promise<Store> {
@@ -241,35 +297,35 @@ export class Turn implements TurnHost {
 
   private loadTools(base: readonly string[]): void {
     const excluded = new Set(this.opts.subagent?.excludeTools ?? []);
-    this.toolCeiling = base.filter((n) => !excluded.has(n));
-    const names = this.profile.settings.planning_enabled ? [...this.toolCeiling] : this.toolCeiling.filter((n) => n !== 'plan');
+    this.#toolCeiling = base.filter((n) => !excluded.has(n));
+    const names = this.#profile.settings.planning_enabled ? [...this.#toolCeiling] : this.#toolCeiling.filter((n) => n !== 'plan');
     for (const extra of this.opts.extraTools ?? []) if (this.deps.tools.has(extra) && !names.includes(extra)) names.push(extra);
-    this.toolNames = names;
+    this.#toolNames = names;
     this.allowed = new Set(names);
-    this.schemas = this.deps.tools.schemas(names);
-    this.schemaChars = JSON.stringify(this.schemas).length;
-    this.toolCtx.stepValidation = this.profile.settings.step_validation_enabled;
+    this.#schemas = this.deps.tools.schemas(names);
+    this.schemaChars = JSON.stringify(this.#schemas).length;
+    this.toolCtx.stepValidation = this.#profile.settings.step_validation_enabled;
   }
 
   systemPrompt(): string {
-    return this.opts.subagent?.systemPrompt ?? this.builder.systemPrompt(this.profile.id);
+    return this.opts.subagent?.systemPrompt ?? this.builder.systemPrompt(this.#profile.id);
   }
 
   /** Appends to the model's view (and the token estimate); storage is the caller's job. */
   addToContext(m: ChatMessage): void {
-    this.context.push(m);
+    this.#context.push(m);
     const c = messageChars(m);
-    this.totalChars += c;
-    this.charsSinceBaseline += c;
+    this.#totalChars += c;
+    this.#charsSinceBaseline += c;
   }
 
   /** Replaces the model's view (after compression) and restarts the estimate from it. */
   replaceContext(messages: ChatMessage[]): void {
-    this.context.length = 0;
-    this.context.push(...messages);
-    this.totalChars = messages.reduce((n, m) => n + messageChars(m), 0);
-    this.baseline = null;
-    this.charsSinceBaseline = this.totalChars;
+    this.#context.length = 0;
+    this.#context.push(...messages);
+    this.#totalChars = messages.reduce((n, m) => n + messageChars(m), 0);
+    this.#baseline = null;
+    this.#charsSinceBaseline = this.#totalChars;
   }
 
   /** Characters every request carries besides the context: system prompt, memory, tool schemas. */
@@ -279,7 +335,7 @@ export class Turn implements TurnHost {
 
   /** Estimated prompt tokens of the next request (system prompt and tool schemas included). */
   estimate(): number {
-    return estimateTokens({ baseline: this.baseline, charsSinceBaseline: this.charsSinceBaseline, totalChars: this.totalChars + this.fixedRequestChars() });
+    return estimateTokens({ baseline: this.#baseline, charsSinceBaseline: this.#charsSinceBaseline, totalChars: this.#totalChars + this.fixedRequestChars() });
   }
 
   /** Saves a message to the display buffer (and the stored context unless `toContext` is false). */
@@ -294,8 +350,8 @@ export class Turn implements TurnHost {
       type: 'stream_end',
       stop_reason: stopReason,
       text: this.finalText,
-      iterations: this.iteration,
-      usage: { prompt_tokens: this.usage.promptTokens, completion_tokens: this.usage.completionTokens },
+      iterations: this.#iteration,
+      usage: { prompt_tokens: this.#usage.promptTokens, completion_tokens: this.#usage.completionTokens },
     };
   }
 
@@ -304,9 +360,9 @@ export class Turn implements TurnHost {
     return {
       stopReason,
       text: this.finalText,
-      iterations: this.iteration,
-      modelCalls: this.modelCalls,
-      usage: this.usage,
+      iterations: this.#iteration,
+      modelCalls: this.#modelCalls,
+      usage: this.#usage,
       ...(this.failure !== undefined ? { error: this.failure } : {}),
     };
   }
@@ -327,50 +383,50 @@ export class Turn implements TurnHost {
         s.sessions.create({
           id: opts.sessionId,
           kind: opts.kind ?? (this.isSubagent ? 'subagent' : 'chat'),
-          profile: this.profile.id,
+          profile: this.#profile.id,
           cwd: opts.cwd,
           parentId: opts.parentSessionId ?? opts.subagent?.parentSessionId ?? null,
           title: opts.message.split('\n')[0]?.slice(0, 200) ?? '',
-          model: this.model,
+          model: this.#model,
         }),
       );
     } else {
       const store = await this.deps.store;
       this.replaceContext(await store.context.load(opts.sessionId));
-      for (const m of unansweredCalls(this.context)) {
+      for (const m of unansweredCalls(this.#context)) {
         this.addToContext(m);
         this.persist(m);
       }
     }
-    yield { type: 'run_started', profile: this.profile.id, model: this.model, cwd: opts.cwd, resumed: !opts.newSession };
+    yield { type: 'run_started', profile: this.#profile.id, model: this.#model, cwd: opts.cwd, resumed: !opts.newSession };
 
     // The model's trained context length decides the effective num_ctx (unless the user set
     // one): a window the model was not trained for degrades answers, and num_ctx must not
     // change between calls (Ollama reloads the model when it does). /api/show is cheap; a
     // missing model is reported by the chat call itself, so a failure here only means no length.
     const [info, memory] = await Promise.all([
-      this.deps.llm.showModel(this.model, opts.signal).catch(() => null),
+      this.deps.llm.showModel(this.#model, opts.signal).catch(() => null),
       this.isSubagent ? Promise.resolve(null) : memoryMessage(this.deps.store, this.deps.user ?? 'local', this.deps.memoryCache).catch(() => null),
     ]);
     this.memory = memory;
     this.system = null;
-    this.numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
+    this.#numCtx = effectiveNumCtx(opts.numCtx, opts.numCtxExplicit ?? true, info?.contextLength);
     const capabilities = info?.capabilities;
     const warning = this.adoptCapabilities(capabilities);
     yield {
       type: 'model_info',
-      model: this.model,
-      num_ctx: this.numCtx,
+      model: this.#model,
+      num_ctx: this.#numCtx,
       ...(info?.contextLength !== undefined ? { context_length: info.contextLength } : {}),
       ...(capabilities !== undefined ? { capabilities } : {}),
       think: this.think,
     };
     if (warning !== null) yield warning;
-    if (info?.contextLength !== undefined && this.numCtx > info.contextLength) {
+    if (info?.contextLength !== undefined && this.#numCtx > info.contextLength) {
       yield {
         type: 'warning',
         code: 'num_ctx_exceeds_model',
-        message: `llm.num_ctx ${this.numCtx} exceeds ${this.model}'s trained context length ${info.contextLength}; answers may degrade past it`,
+        message: `llm.num_ctx ${this.#numCtx} exceeds ${this.#model}'s trained context length ${info.contextLength}; answers may degrade past it`,
       };
     }
 
@@ -391,7 +447,7 @@ export class Turn implements TurnHost {
    * only (the correction after a model mistake).
    */
   buildRequest(todos: MechanicsTodos, stalled: number, extra?: string): ChatMessage[] {
-    const p = this.profile.settings;
+    const p = this.#profile.settings;
     const notes = reminderNotes({
       settings: {
         iterationBudget: p.iteration_budget_enabled,
@@ -400,7 +456,7 @@ export class Turn implements TurnHost {
         antiStall: p.anti_stall_enabled,
         antiStallThreshold: p.anti_stall_threshold,
       },
-      iteration: this.iteration,
+      iteration: this.#iteration,
       maxIterations: this.maxIterations,
       task: this.task,
       todos,
@@ -431,13 +487,13 @@ export class Turn implements TurnHost {
    * old server that does not say). Returns a warning to emit, if any.
    */
   private adoptCapabilities(capabilities: string[] | undefined): AgentEvent | null {
-    this.modelChecked = this.model;
+    this.modelChecked = this.#model;
     // Ollama refuses tools to a model without the capability (HTTP 400, server/routes.go); an
     // agent without tools cannot work, and retrying later will not change the model.
-    if (capabilities !== undefined && !capabilities.includes('tools') && this.schemas.length > 0) {
-      throw new InvalidInputError('model_no_tools', noToolsMessage(this.model, `Ollama reports its capabilities as: ${capabilities.join(', ') || 'none'}`));
+    if (capabilities !== undefined && !capabilities.includes('tools') && this.#schemas.length > 0) {
+      throw new InvalidInputError('model_no_tools', noToolsMessage(this.#model, `Ollama reports its capabilities as: ${capabilities.join(', ') || 'none'}`));
     }
-    const wantsThink = this.opts.think && this.profile.settings.think_enabled;
+    const wantsThink = this.opts.think && this.#profile.settings.think_enabled;
     // `think: true` to a model without `thinking` is an HTTP 400; unknown capabilities keep the
     // configured value, and a refusal is handled at the call (askModel).
     this.think = wantsThink && (capabilities === undefined || capabilities.includes('thinking'));
@@ -448,7 +504,7 @@ export class Turn implements TurnHost {
     return {
       type: 'warning',
       code: 'thinking_unsupported',
-      message: `model ${this.model} does not support thinking; running without it (set llm.think: false to silence this)`,
+      message: `model ${this.#model} does not support thinking; running without it (set llm.think: false to silence this)`,
     };
   }
 
@@ -460,9 +516,9 @@ export class Turn implements TurnHost {
   private async *askModel(todos: MechanicsTodos, stalled: number): AsyncGenerator<AgentEvent, ModelCallOutcome> {
     const { opts } = this;
     let correction: string | undefined;
-    if (this.modelChecked !== this.model) {
+    if (this.modelChecked !== this.#model) {
       // switch_profile brought a profile with its own model.
-      const info = await this.deps.llm.showModel(this.model, opts.signal).catch(() => null);
+      const info = await this.deps.llm.showModel(this.#model, opts.signal).catch(() => null);
       const warning = this.adoptCapabilities(info?.capabilities);
       if (warning !== null) yield warning;
     }
@@ -470,19 +526,19 @@ export class Turn implements TurnHost {
       // A store that failed to open (locked, unreachable) ends the run before a model call.
       this.writer.throwIfFailed();
       const request = {
-        model: this.model,
+        model: this.#model,
         messages: this.buildRequest(todos, stalled, correction),
-        tools: this.schemas.length > 0 ? this.schemas : undefined,
+        tools: this.#schemas.length > 0 ? this.#schemas : undefined,
         think: this.think,
-        numCtx: this.numCtx,
-        temperature: this.profile.settings.temperature ?? opts.temperature,
+        numCtx: this.#numCtx,
+        temperature: this.#profile.settings.temperature ?? opts.temperature,
         keepAlive: opts.keepAlive,
         signal: opts.signal,
       };
-      this.modelCalls++;
+      this.#modelCalls++;
       let outcome: ModelCallOutcome;
       try {
-        outcome = yield* callModel({ llm: this.deps.llm, request, iteration: this.iteration, channel: this.channel, heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS, now: this.now });
+        outcome = yield* callModel({ llm: this.deps.llm, request, iteration: this.#iteration, channel: this.channel, heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS, now: this.now });
       } catch (err) {
         // Capabilities were unknown and the server refused thinking: go on without it.
         if (err instanceof InvalidInputError && err.code === 'model_no_thinking' && this.think) {
@@ -499,18 +555,18 @@ export class Turn implements TurnHost {
         type: 'warning',
         code: outcome.mistake,
         message: `${outcome.detail}; asking again (retry ${attempt + 1} of ${MAX_MODEL_RETRIES})`,
-        iteration: this.iteration,
+        iteration: this.#iteration,
       };
       correction = correctionNote(outcome.mistake, outcome.detail);
     }
   }
 
   private countUsage({ promptTokens, completionTokens }: ChatUsage): void {
-    this.usage.promptTokens += promptTokens;
-    this.usage.completionTokens += completionTokens;
+    this.#usage.promptTokens += promptTokens;
+    this.#usage.completionTokens += completionTokens;
     if (promptTokens > 0) {
-      this.baseline = promptTokens;
-      this.charsSinceBaseline = 0;
+      this.#baseline = promptTokens;
+      this.#charsSinceBaseline = 0;
     }
   }
 
@@ -526,13 +582,13 @@ export class Turn implements TurnHost {
     let todos = opts.newSession ? [] : await todosNow();
     const stall = new StallCounter(todoFingerprint(todos));
 
-    while (this.iteration < this.maxIterations) {
+    while (this.#iteration < this.maxIterations) {
       if (opts.signal.aborted) {
         yield this.end('interrupted');
         return await this.finish('interrupted');
       }
-      this.iteration++;
-      const iteration = this.iteration;
+      this.#iteration++;
+      const iteration = this.#iteration;
       // Earlier iterations' writes are already under way (queued as they happened). They overlap
       // the model's prefill instead of delaying the request, and must have landed before
       // anything of this answer is stored or acted on: a crash loses no more than before (the
@@ -545,9 +601,9 @@ export class Turn implements TurnHost {
       }
 
       const estimate = this.estimate();
-      if (estimate > this.numCtx) {
+      if (estimate > this.#numCtx) {
         this.finalText =
-          `The conversation no longer fits the model's context window (about ${estimate} tokens, num_ctx ${this.numCtx}). ` +
+          `The conversation no longer fits the model's context window (about ${estimate} tokens, num_ctx ${this.#numCtx}). ` +
           'Start a new session, or raise llm.num_ctx if the model supports it.';
         this.persist({ role: 'assistant', content: this.finalText }, { toContext: false });
         yield { type: 'text_delta', text: this.finalText, iteration };
@@ -587,11 +643,11 @@ export class Turn implements TurnHost {
       this.addToContext(assistant);
       this.persist(assistant, usageOf(reply));
       const truncated = reply.doneReason === 'length';
-      if (truncated) yield truncatedWarning(this.model, reply, iteration);
+      if (truncated) yield truncatedWarning(this.#model, reply, iteration);
 
       if (reply.calls.length === 0) {
         this.finalText = reply.content;
-        if (truncated) this.failure = `the answer of model ${this.model} was cut off at its output limit (done_reason "length")`;
+        if (truncated) this.failure = `the answer of model ${this.#model} was cut off at its output limit (done_reason "length")`;
         const reason: StopReason = truncated ? 'truncated' : 'completed';
         yield this.end(reason);
         if (!opts.signal.aborted) {
@@ -637,7 +693,7 @@ export class Turn implements TurnHost {
         };
       }
       const plan = this.takePlan();
-      // The model already read it in the plan tool's result (plan-service.ts says why).
+      // The model already read it in the plan tool's result (planning/plan-for-turn.ts says why).
       if (plan !== null) this.persist(plan, { isPlan: true, toContext: false });
       for (const ev of this.channel.take()) yield ev;
       if (this.pendingProfile !== null) {
@@ -678,8 +734,8 @@ export class Turn implements TurnHost {
 
   /** The plan made since the last call, as the assistant message the display buffer shows. */
   private takePlan(): ChatMessage | null {
-    const text = this.pendingPlan;
-    this.pendingPlan = null;
+    const text = this.#pendingPlan;
+    this.#pendingPlan = null;
     return text === null ? null : { role: 'assistant', content: text };
   }
 
@@ -688,13 +744,13 @@ export class Turn implements TurnHost {
     const next = this.deps.profiles.profiles.get(this.pendingProfile ?? '');
     this.pendingProfile = null;
     if (!next) return null;
-    const previousModel = this.model;
-    this.profile = next;
-    this.model = next.settings.model ?? this.opts.model;
+    const previousModel = this.#model;
+    this.#profile = next;
+    this.#model = next.settings.model ?? this.opts.model;
     this.builder.invalidate(next.id);
     this.system = null;
-    this.loadTools(capTools(this.profileTools(next), this.toolCeiling).kept);
-    return this.model !== previousModel ? { type: 'model_info', model: this.model, num_ctx: this.numCtx } : null;
+    this.loadTools(capTools(this.profileTools(next), this.#toolCeiling).kept);
+    return this.#model !== previousModel ? { type: 'model_info', model: this.#model, num_ctx: this.#numCtx } : null;
   }
 
   // ── TurnHost: called by agent-level tools while this turn runs them ──
@@ -714,7 +770,7 @@ export class Turn implements TurnHost {
       return Promise.resolve({ ok: false, output: `unknown profile '${profileId}'; available: ${ids}` });
     }
     this.pendingProfile = profileId;
-    const { dropped } = capTools(this.profileTools(target), this.toolCeiling);
+    const { dropped } = capTools(this.profileTools(target), this.#toolCeiling);
     const note = droppedToolsNote(dropped);
     if (note) this.emit({ type: 'warning', code: 'tools_dropped', message: `switch_profile: profile '${profileId}' gets no ${dropped.join(', ')} (not in the current agent's tools)` });
     return Promise.resolve({ ok: true, output: `Switched to profile '${profileId}' from the next step on${note ? `, ${note}` : ''}.` });

@@ -5,6 +5,7 @@
 import type { Argv } from 'yargs';
 import { InvalidInputError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
+import { loopCommand, runCommand } from './commands/dispatch.js';
 import type { GlobalArgs } from './global-args.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
@@ -73,7 +74,7 @@ export async function main(args: string[]): Promise<void> {
     // The embedded database (no --db, no DATABASE_URL) starts loading on another core now.
     if (fast.db === undefined && !process.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
     try {
-      sink.code = await (await import('./commands/run.js')).runCommand(fast);
+      sink.code = await runCommand(fast);
     } catch (err) {
       sink.code = reportFatal(err);
     }
@@ -101,7 +102,7 @@ export async function main(args: string[]): Promise<void> {
               '2 invalid input (also: a model that cannot call tools); 3 incomplete (max iterations, or the answer was cut off ' +
               'at the output limit; continue with -s); 75 Ollama unreachable or stopped answering; 130 interrupted.',
           ),
-      lazy(async () => (await import('./commands/run.js')).runCommand, sink),
+      lazy(() => Promise.resolve(runCommand), sink),
     )
     .command(
       'loop [task..]',
@@ -123,7 +124,7 @@ export async function main(args: string[]): Promise<void> {
           .example('$0 loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe')
           .example('$0 loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations')
           .epilog('Exit codes: 0 completed (exit gate passed), 3 max iterations (resumable), 4 aborted (user or stagnation), 5 budget exhausted (resumable), 130 interrupted (resumable), 2 invalid input.'),
-      lazy(async () => (await import('./commands/loop.js')).loopCommand, sink),
+      lazy(() => Promise.resolve(loopCommand), sink),
     )
     .command('tasks', 'List, show and validate task files (tasks/*.yaml)', (y) =>
       y

@@ -9,7 +9,7 @@ import type { AgentEvent, EventPayload, WireEvent } from '../agent/events.js';
 import { SCHEMA_VERSION } from '../agent/events.js';
 import { EXIT } from '../errors.js';
 import { isLoopEvent, loopEventText, type LoopTextOptions } from './loop-text.js';
-import { createProgress, type Progress } from './progress.js';
+import { createProgress, type Progress } from './spinner.js';
 import { jsonLine, terminalSafe, unfinishedSequenceAt } from './terminal-text.js';
 
 export type OutputMode = 'text' | 'json' | 'stream-json';

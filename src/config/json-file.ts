@@ -177,15 +177,6 @@ export function parseJsonText(text: string, display: string, code: string): unkn
   }
 }
 
-/** Error code of a failed read (`ENOENT`, `EISDIR`, `EACCES`…), or undefined. */
-export function fsErrorCode(err: unknown): string | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const { code } = err;
-    return typeof code === 'string' ? code : undefined;
-  }
-  return undefined;
-}
-
 /**
  * Reads and parses a JSON file (a regular file of at most MAX_CONFIG_FILE_BYTES). Returns
  * undefined when it does not exist and `optional` is set; any other failure is

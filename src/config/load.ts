@@ -11,6 +11,7 @@
 
 import { isAbsolute, join, relative, resolve, dirname, sep } from 'node:path';
 import { InvalidInputError, printable } from '../errors.js';
+import { isRecord } from '../util/guards.js';
 import { formatProblems, problemsFrom } from './issues.js';
 import { readJsonFile } from './json-file.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from './loop-guard.js';
@@ -105,16 +106,12 @@ const FLAG_KEYS: ReadonlyArray<readonly [keyof ConfigFlags, string, string]> = [
   ['profile', 'default_profile', '--profile'],
 ];
 
-function isPlainObject(v: unknown): v is Raw {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function setPath(target: Raw, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   let cur = target;
   for (const key of keys.slice(0, -1)) {
     const next = cur[key];
-    cur = isPlainObject(next) ? next : (cur[key] = {});
+    cur = isRecord(next) ? next : (cur[key] = {});
   }
   cur[keys[keys.length - 1] ?? ''] = value;
 }
@@ -122,7 +119,7 @@ function setPath(target: Raw, dotted: string, value: unknown): void {
 function getPath(source: Raw, dotted: string): unknown {
   let cur: unknown = source;
   for (const key of dotted.split('.')) {
-    if (!isPlainObject(cur)) return undefined;
+    if (!isRecord(cur)) return undefined;
     cur = cur[key];
   }
   return cur;
@@ -134,7 +131,7 @@ function deepMerge(base: Raw, over: Raw): Raw {
   for (const [key, value] of Object.entries(over)) {
     if (value === undefined) continue;
     const prev = out[key];
-    out[key] = isPlainObject(prev) && isPlainObject(value) ? deepMerge(prev, value) : value;
+    out[key] = isRecord(prev) && isRecord(value) ? deepMerge(prev, value) : value;
   }
   return out;
 }
@@ -142,7 +139,7 @@ function deepMerge(base: Raw, over: Raw): Raw {
 /** Dotted paths of every leaf (non-object value) in `raw`. */
 function leafPaths(raw: Raw, prefix = ''): string[] {
   return Object.entries(raw).flatMap(([key, value]) =>
-    value === undefined ? [] : isPlainObject(value) ? leafPaths(value, `${prefix}${key}.`) : [`${prefix}${key}`],
+    value === undefined ? [] : isRecord(value) ? leafPaths(value, `${prefix}${key}.`) : [`${prefix}${key}`],
   );
 }
 
@@ -191,7 +188,7 @@ const MAX_UNKNOWN_KEYS_SHOWN = 10;
 function fileLayer(path: string, display: string, optional: boolean, home: string, warnings: string[]): Layer | undefined {
   const parsed = readJsonFile(path, display, 'config_invalid', optional);
   if (parsed === undefined) return undefined;
-  if (!isPlainObject(parsed)) {
+  if (!isRecord(parsed)) {
     const got = Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed;
     throw new InvalidInputError('config_invalid', `${display}: must be a JSON object ({ ... }), got ${got}`);
   }

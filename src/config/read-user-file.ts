@@ -9,6 +9,7 @@
 
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { InvalidInputError } from '../errors.js';
+import { errnoCode } from '../util/guards.js';
 
 /** Largest config or profile `config.json` read. Generous: a model name may be long, a config is never this big. */
 export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
@@ -40,15 +41,6 @@ export class UserFileError extends InvalidInputError {
     this.reason = reason;
     this.fsCode = fsCode;
   }
-}
-
-/** Error code of a failed file operation (`ENOENT`, `EISDIR`, `EACCES`…), or undefined. */
-function errnoCode(err: unknown): string | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const { code } = err;
-    return typeof code === 'string' ? code : undefined;
-  }
-  return undefined;
 }
 
 function sizeText(bytes: number): string {

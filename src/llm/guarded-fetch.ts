@@ -9,7 +9,13 @@
  *    wire looked like (error line, garbage, done seen) is recorded for the error mapper.
  */
 import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage, type RequestOptions } from 'node:http';
-import type { BodyParts } from './request-body.js';
+import { isRecord } from '../util/guards.js';
+
+/** A request body in pieces, and its length in bytes (`request-body.ts` builds chat bodies). */
+export interface BodyParts {
+  chunks: Buffer[];
+  length: number;
+}
 
 /** What the guarded fetch saw on the wire; `ollama-errors.ts` reads it to classify failures. */
 export interface WireState {
@@ -338,9 +344,4 @@ function errorText(error: unknown): string {
 function excerpt(text: string): string {
   const oneLine = text.replace(/\s+/g, ' ');
   return oneLine.length > EXCERPT_CHARS ? `${oneLine.slice(0, EXCERPT_CHARS)}…` : oneLine;
-}
-
-/** Narrowing helper for JSON from the wire. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,10 +5,11 @@
  */
 import type { ChatResponse, Config, Ollama } from 'ollama';
 import { InvalidInputError, LlmUnavailableError } from '../errors.js';
-import { createGuardedFetch, isRecord, newWireState, type WireState } from './guarded-fetch.js';
+import { isRecord } from '../util/guards.js';
+import { createGuardedFetch, newWireState, type BodyParts, type WireState } from './guarded-fetch.js';
 import { toLlmError } from './ollama-errors.js';
 import { toChatChunks } from './ollama-mapping.js';
-import { ChatBodies, type BodyParts } from './request-body.js';
+import { ChatBodies } from './request-body.js';
 import { RequestGuard } from './request-guard.js';
 import type {
   ChatChunk,

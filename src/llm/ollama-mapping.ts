@@ -3,7 +3,7 @@
  * Pure functions: no I/O, so the adapter stays about transport and timing.
  */
 import type { ChatRequest as OllamaChatRequest, Message, ToolCall } from 'ollama';
-import { isRecord } from './guarded-fetch.js';
+import { isRecord } from '../util/guards.js';
 import type { ChatChunk, ChatMessage, ChatRequest, ToolCallRequest } from './types.js';
 
 /** The streaming request body, exactly what goes over the wire (minus `stream`). */

@@ -6,14 +6,9 @@
  * gap stays flat). The bytes are exactly `chatRequestJson(req)`, cut into a few segments that
  * the HTTP request writes one after another.
  */
+import type { BodyParts } from './guarded-fetch.js';
 import { chatRequestFrame, messageJson } from './ollama-mapping.js';
 import type { ChatMessage, ChatRequest } from './types.js';
-
-/** A request body in pieces, and its length in bytes. */
-export interface BodyParts {
-  chunks: Buffer[];
-  length: number;
-}
 
 /** Runs of messages already serialised: messages `[first, next segment's first)`. */
 interface Segment {

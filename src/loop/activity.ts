@@ -8,7 +8,7 @@
 import { isAbsolute, posix, relative, sep } from 'node:path';
 import type { AgentEvent } from '../agent/events.js';
 import { isTestCommand, type TestRun } from './evidence.js';
-import { LOOP_SIGNAL_TOOL } from './signals.js';
+import { LOOP_SIGNAL_TOOL } from './exit-signal.js';
 
 /** Tools whose `path` argument is something the agent read. */
 const READ_TOOLS = new Set(['read_file', 'list_dir', 'search_files']);

@@ -20,7 +20,7 @@ import {
 } from './git-probe.js';
 import { SKIP_NOT_GIT } from './indicators.js';
 import { isMarkerPath, markerDirInside } from './markers.js';
-import { codeSimplifiedDeclared } from './signals.js';
+import { codeSimplifiedDeclared } from './exit-signal.js';
 
 /**
  * The git side of a run: the probe, whether cwd is a repository, HEAD when the run started, and

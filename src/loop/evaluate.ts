@@ -8,7 +8,7 @@ import type { Evidence } from './evidence.js';
 import { evaluateGate, nextAction, type GateResult } from './gate.js';
 import { countMet, deriveIndicators, SKIP_NO_TICKET, SKIP_NOT_GIT, type IndicatorState, type IndicatorValues } from './indicators.js';
 import { detectPhase, phaseInputFromEvidence, type PhaseResult } from './phase.js';
-import { resolveExitSignal, type ExitSignal } from './signals.js';
+import { resolveExitSignal, type ExitSignal } from './exit-signal.js';
 import { consecutiveCount } from './stagnation.js';
 import { errorDigest, stateHash } from './state-hash.js';
 import { renderStatusBlock, statusFields, type StatusFields } from './status-block.js';

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { defineTool } from '../tools/define-tool.js';
 import type { ToolDefinition } from '../tools/types.js';
-import { LOOP_SIGNAL_TOOL } from './signals.js';
+import { LOOP_SIGNAL_TOOL } from './exit-signal.js';
 
 export const loopSignalTool = defineTool({
   name: LOOP_SIGNAL_TOOL,

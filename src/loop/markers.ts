@@ -17,8 +17,8 @@ import { basename, join } from 'node:path';
 import type { IndicatorState } from './indicators.js';
 import type { Phase } from './phase.js';
 import { indicatorLines, taskLine } from './status-block.js';
-import { fsErrorCode } from '../config/json-file.js';
 import { resolveInside } from '../tools/paths.js';
+import { errnoCode } from '../util/guards.js';
 
 /** The markers folder, relative to the run's working directory (navigator's location). */
 export const MARKER_DIR = '.agent/.context-markers';
@@ -158,7 +158,7 @@ export async function writeMarker(cwd: string, m: MarkerInput): Promise<string> 
       await writeFile(join(dir.abs, basename(rel)), text, { flag: 'wx' });
       return rel;
     } catch (err) {
-      if (fsErrorCode(err) !== 'EEXIST') throw err;
+      if (errnoCode(err) !== 'EEXIST') throw err;
     }
   }
   throw new Error(`${MARKER_DIR}: more than ${MAX_SUFFIX} markers named ${base} this minute`);

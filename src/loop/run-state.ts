@@ -8,6 +8,7 @@
 import { LoopModeSchema, type LoopModeConfig } from '../config/schema.js';
 import { StorageError } from '../errors.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../store/types.js';
+import { isRecord } from '../util/guards.js';
 import { indicatorStateFrom } from './evaluate.js';
 import { INDICATOR_NAMES, type IndicatorState, type IndicatorValues } from './indicators.js';
 import { PHASES, type Phase } from './phase.js';
@@ -71,10 +72,6 @@ export function freshState(maxIterations: number): LoopState {
     changedSinceStart: [],
     last: null,
   };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function strings(v: unknown): string[] {

@@ -6,7 +6,7 @@
  */
 import type { AgentEvent } from '../agent/events.js';
 import type { Evidence } from './evidence.js';
-import type { ExitSignal } from './signals.js';
+import type { ExitSignal } from './exit-signal.js';
 import { writeMarker, type MarkerKind } from './markers.js';
 import type { LastIteration } from './run-state.js';
 import type { LoopEndStatus } from './runner-types.js';

@@ -8,7 +8,7 @@ import type { AgentEvent } from '../agent/events.js';
 import type { TurnOutcome } from '../agent/agent-types.js';
 import { ActivityCollector, type IterationActivity } from './activity.js';
 import type { LoopAgent, LoopTurnBase } from './runner-types.js';
-import { LOOP_SIGNAL_TOOL } from './signals.js';
+import { LOOP_SIGNAL_TOOL } from './exit-signal.js';
 import { setLongTimeout, type LongTimeout } from '../timers.js';
 
 /** Which stop ended a turn early. */

@@ -26,7 +26,7 @@ import { gateEvent, interrupted, statusEvent, stopEnding } from './runner-events
 import { openRun, type OpenRun } from './runner-open.js';
 import { runIterationTurn } from './runner-turn.js';
 import type { BookkeepingPhase, LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
-import type { ExitSignal } from './signals.js';
+import type { ExitSignal } from './exit-signal.js';
 import { consecutiveCount } from './stagnation.js';
 
 export { currentOwner } from './runner-events.js';

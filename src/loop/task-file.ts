@@ -21,6 +21,7 @@ import { readUserFile, UserFileError } from '../config/read-user-file.js';
 import type { LoopOverride } from '../config/load.js';
 import { BudgetSchema, LoopModeSchema, PROFILE_ID_PATTERN } from '../config/schema.js';
 import { InvalidInputError, printable } from '../errors.js';
+import { isRecord } from '../util/guards.js';
 import { markerSlug } from './markers.js';
 import { isJustOnce } from './triggers.js';
 import { offsetOf, yamlPathOffsets } from './yaml-positions.js';
@@ -169,10 +170,6 @@ export function formatTaskProblems(display: string, problems: readonly TaskProbl
 }
 
 const GOT_NOTHING = ' (got nothing)';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function yamlProblem(err: unknown): TaskProblem {
   if (!(err instanceof YAMLException)) {

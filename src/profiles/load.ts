@@ -8,10 +8,11 @@
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { formatProblems, problemsFrom } from '../config/issues.js';
-import { fsErrorCode, readJsonFile } from '../config/json-file.js';
+import { readJsonFile } from '../config/json-file.js';
 import { MAX_PROMPT_FILE_BYTES, readUserFile } from '../config/read-user-file.js';
 import { InvalidInputError, NotFoundError, printable } from '../errors.js';
 import { packagePath } from '../package-root.js';
+import { errnoCode } from '../util/guards.js';
 import { ProfileSettingsSchema } from './schema.js';
 import type { Profile, ProfileSet, ProfileSettings } from './types.js';
 
@@ -85,7 +86,7 @@ function loadProfilesIn(root: string, source: Profile['source'], displayRoot: st
   try {
     names = readdirSync(root).sort();
   } catch (err) {
-    fail(`${displayRoot}: cannot be read (${fsErrorCode(err) ?? String(err)})`, err);
+    fail(`${displayRoot}: cannot be read (${errnoCode(err) ?? String(err)})`, err);
   }
   for (const name of names) {
     if (name.startsWith('.')) continue;

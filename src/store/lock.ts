@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StorageError } from '../errors.js';
+import { errnoCode } from '../util/guards.js';
 
 /** Name of the lock file inside the data directory. */
 export const LOCK_FILE_NAME = 'navi.lock';
@@ -251,9 +252,4 @@ function lockedError(lockPath: string, owner: LockOwner | 'missing' | 'unreadabl
       'or set DATABASE_URL to a PostgreSQL server for concurrent runs. ' +
       'If that process is gone, delete the lock file.',
   );
-}
-
-function errnoCode(err: unknown): string | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
-  return undefined;
 }

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { InvalidInputError, NaviError, StorageError, describeError } from '../errors.js';
+import { errnoCode } from '../util/guards.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
 import { acquireDirLock, type DirLock } from './lock.js';
 import type * as PgliteWorkerModule from './pglite-worker.js';
@@ -233,11 +234,6 @@ function errnoReason(code: string | undefined): string | undefined {
     default:
       return undefined;
   }
-}
-
-function errnoCode(err: unknown): string | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
-  return undefined;
 }
 
 function firstLine(err: unknown): string {

@@ -72,7 +72,7 @@ const identity = (v) => v;
 let db;
 
 function plain(err) {
-  const out = { message: err instanceof Error ? err.message : String(err), name: err instanceof Error ? err.name : 'Error' };
+  const out = { message: err instanceof Error ? err.message : describeThrown(err), name: err instanceof Error ? err.name : 'Error' };
   if (err !== null && typeof err === 'object') {
     for (const key of Object.keys(err)) {
       const v = err[key];
@@ -80,6 +80,16 @@ function plain(err) {
     }
   }
   return out;
+}
+
+// PGlite's file system (emscripten) throws ErrnoError objects that are not Errors and carry no
+// message: name the errno instead of "[object Object]".
+function describeThrown(err) {
+  if (err !== null && typeof err === 'object') {
+    if (typeof err.message === 'string' && err.message !== '') return err.message;
+    if (typeof err.errno === 'number') return (typeof err.name === 'string' ? err.name : 'error') + ' (errno ' + err.errno + ') in the PGlite file system';
+  }
+  return String(err);
 }
 
 // One thing at a time: a statement, or a whole transaction (BEGIN … COMMIT) whose statements

@@ -6,6 +6,7 @@
  */
 import type { ErrorObject, Options } from 'ajv';
 import { z } from 'zod';
+import { typeName } from '../util/guards.js';
 
 /** One problem with a value, located by the path of keys down to it. */
 export interface SchemaIssue {
@@ -66,12 +67,6 @@ async function createEngine(dialect: Dialect): Promise<SchemaEngine> {
     case '2020-12':
       return new (await import('ajv/dist/2020.js')).Ajv2020(AJV_OPTIONS);
   }
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }
 
 /** The value a JSON pointer (`/a/0/b`) designates inside `root`, or undefined. */

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { errnoCode } from '../util/guards.js';
 
 /** A confined path, or why it was refused (worded for the model). */
 export type ResolveResult =
@@ -22,10 +23,6 @@ function isInside(root: string, candidate: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
-function errorCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : undefined;
-}
-
 /**
  * Real path of `abs`, resolving its nearest existing ancestor and appending the parts that do
  * not exist yet. Refuses dangling symlinks: writing through one would create its target,
@@ -38,7 +35,7 @@ function realpathAllowingMissing(abs: string): { ok: true; real: string } | { ok
     try {
       return { ok: true, real: path.join(fs.realpathSync(current), ...missing.reverse()) };
     } catch (err) {
-      const code = errorCode(err);
+      const code = errnoCode(err);
       if (code === 'ELOOP') return { ok: false, reason: 'symlink loop' };
       if (code !== 'ENOENT' && code !== 'ENOTDIR') return { ok: false, reason: `cannot resolve path (${code ?? 'error'})` };
     }

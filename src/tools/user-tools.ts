@@ -38,6 +38,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { InvalidInputError, isAbortError } from '../errors.js';
+import { isRecord, typeName } from '../util/guards.js';
 import { JsonSchemaCompiler, schemaFromCheck } from './json-schema.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 
@@ -126,20 +127,15 @@ export function userToolFile(definition: ToolDefinition): string | undefined {
   return toolFiles.get(definition);
 }
 
-function typeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  const type = typeof value;
-  return type === 'undefined' ? 'undefined' : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** `typeName` with its article, for messages: `an array`, `a string`, `null`, `undefined`. */
+function typeWithArticle(value: unknown): string {
+  const type = typeName(value);
+  return type === 'null' || type === 'undefined' ? type : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
 /** zod message for a value of the wrong kind: `missing` reads better than "expected string". */
 function expected(what: string): { error: (issue: { input: unknown }) => string } {
-  return { error: (issue) => (issue.input === undefined ? 'missing' : `must be ${what}, got ${typeName(issue.input)}`) };
+  return { error: (issue) => (issue.input === undefined ? 'missing' : `must be ${what}, got ${typeWithArticle(issue.input)}`) };
 }
 
 type UserExecute = (this: unknown, args: Record<string, unknown>, ctx: UserToolContext) => unknown;
@@ -154,7 +150,7 @@ const UserToolShape = z.object({
     .refine((text) => text.trim() !== '', 'must not be empty')
     .refine((text) => text.length <= MAX_DESCRIPTION_CHARS, `must be at most ${MAX_DESCRIPTION_CHARS} characters`),
   parameters: z
-    .custom<Record<string, unknown>>(isObject, expected('a JSON Schema object'))
+    .custom<Record<string, unknown>>(isRecord, expected('a JSON Schema object'))
     .refine((schema) => schema.type === 'object', 'must have type: "object" (tool arguments are a JSON object)'),
   execute: z.custom<UserExecute>((value) => typeof value === 'function', expected('a function')),
 });
@@ -169,23 +165,23 @@ interface Candidate {
 
 /** What a module offers as tools, or why it offers none. */
 function candidatesOf(namespace: unknown, file: string, display: string): Candidate[] | string {
-  const ns = isObject(namespace) ? namespace : {};
+  const ns = isRecord(namespace) ? namespace : {};
   const named = ['name', 'description', 'parameters', 'execute', 'tools'].some((key) => ns[key] !== undefined);
   const source = named ? ns : ns.default;
-  if (!isObject(source)) {
+  if (!isRecord(source)) {
     return 'exports no tool: export name, description, parameters and execute, a default object with them, or a tools array';
   }
   if (source.tools === undefined) return [{ label: display, file, self: source }];
   if (source.name !== undefined) return 'exports both `tools` and `name`; use one or the other';
   if (!Array.isArray(source.tools) || source.tools.length === 0) {
-    return `tools: must be a non-empty array of tool objects, got ${typeName(source.tools)}`;
+    return `tools: must be a non-empty array of tool objects, got ${typeWithArticle(source.tools)}`;
   }
   return source.tools.map((self: unknown, index) => ({ label: `${display} tools[${index}]`, file, self }));
 }
 
 /** Duck-typed: errors from a module's own realm (or a test runner's) fail `instanceof Error`. */
 function isErrorLike(value: unknown): value is Error {
-  return isObject(value) && typeof value.message === 'string' && typeof value.name === 'string';
+  return isRecord(value) && typeof value.message === 'string' && typeof value.name === 'string';
 }
 
 /** First line of an error, with its class when that says something ("TypeError: …"). */
@@ -262,12 +258,12 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 /** A user tool's return value as a result; anything outside the contract is a failure. */
 function toResult(name: string, value: unknown): ToolResult {
   if (typeof value === 'string') return { ok: true, output: value };
-  if (isObject(value) && typeof value.ok === 'boolean' && typeof value.output === 'string') {
+  if (isRecord(value) && typeof value.ok === 'boolean' && typeof value.output === 'string') {
     return { ok: value.ok, output: value.output };
   }
   return {
     ok: false,
-    output: `tool '${name}' returned ${typeName(value)}; a user tool must return a string or { ok: boolean, output: string }`,
+    output: `tool '${name}' returned ${typeWithArticle(value)}; a user tool must return a string or { ok: boolean, output: string }`,
   };
 }
 
@@ -383,8 +379,8 @@ async function checkCandidate(
   owners: Map<string, string>,
   builtinNames: ReadonlySet<string>,
 ): Promise<ToolDefinition | string[]> {
-  if (!isObject(candidate.self)) {
-    return [`must be an object with name, description, parameters and execute, got ${typeName(candidate.self)}`];
+  if (!isRecord(candidate.self)) {
+    return [`must be an object with name, description, parameters and execute, got ${typeWithArticle(candidate.self)}`];
   }
   const parsed = UserToolShape.safeParse(candidate.self);
   if (!parsed.success) {

@@ -6,7 +6,9 @@ import type { ChatMessage } from '../../src/llm/types.js';
 import type { ScriptedTurn } from '../support/scripted-llm.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { MemoryStore } from '../support/memory-store.js';
-import { collect, options, setup } from './helpers.js';
+import { ScriptedLlm } from '../support/scripted-llm.js';
+import { Agent } from '../../src/agent/agent.js';
+import { collect, options, profiles, registry, setup } from './helpers.js';
 
 
 /** A request without the transient messages appended at its end (iteration budget, anchors). */
@@ -52,18 +54,25 @@ describe('Agent tool loop', () => {
     const store = new MemoryStore();
     const append = store.messages.append.bind(store.messages);
     let calls = 0;
-    // The first tool result's write fails, slowly: the second call is already under way.
-    store.messages.append = (...args) =>
-      ++calls === 3 ? new Promise((_, reject) => setTimeout(() => reject(new Error('disk full')), 30)) : append(...args);
-    const { agent, llm } = setup(
-      [
-        { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'one' } }] },
-        { toolCalls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'two' } }] },
-      ],
-      store,
-    );
+    // The first tool result's write fails only once the second model call has begun: it is
+    // still pending when that call starts (a hang guard fails it should the call never come).
+    let failWrite: () => void = () => undefined;
+    const slowFailure = new Promise<never>((_, reject) => (failWrite = () => reject(new Error('disk full'))));
+    slowFailure.catch(() => undefined);
+    const hangGuard = setTimeout(() => failWrite(), 20_000);
+    store.messages.append = (...args) => (++calls === 3 ? slowFailure : append(...args));
+    const turns = [
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'one' } }] },
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'two' } }] },
+    ];
+    const llm = new ScriptedLlm((_req, i) => {
+      if (i === 1) failWrite();
+      return turns[i] ?? { content: 'done.' };
+    });
+    const agent = new Agent({ llm, store: Promise.resolve(store), tools: registry, profiles });
     const opts = options();
     await expect(collect(agent.runStream(opts))).rejects.toThrow('disk full');
+    clearTimeout(hangGuard);
     // The failed write (the first tool result) did not delay the second call…
     expect(llm.requests).toHaveLength(2);
     // …but the answer to it was not acted on.
@@ -117,10 +126,19 @@ describe('Agent tool loop', () => {
   it('stops during a silent prefill, emitting heartbeats while it waits, and keeps the user message', async () => {
     const { agent, store } = setup([{ hang: true }]);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 80);
-    const started = Date.now();
-    const { events, outcome } = await collect(agent.runStream(options({ signal: controller.signal, heartbeatMs: 20 })));
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Stopped once a heartbeat has come while the model is silent; a hang guard stops it anyway
+    // (and the heartbeat assertion then fails) should none ever come.
+    const hangGuard = setTimeout(() => controller.abort(), 20_000);
+    const run = agent.runStream(options({ signal: controller.signal, heartbeatMs: 20 }));
+    const events: Awaited<ReturnType<typeof collect>>['events'] = [];
+    let step = await run.next();
+    while (step.done !== true) {
+      events.push(step.value);
+      if (step.value.type === 'heartbeat') controller.abort();
+      step = await run.next();
+    }
+    clearTimeout(hangGuard);
+    const outcome = step.value;
     expect(outcome.stopReason).toBe('interrupted');
     expect(events.some((e) => e.type === 'heartbeat' && e.waiting_for === 'model')).toBe(true);
     expect(store.display.get('s1')?.map((m) => m.role)).toEqual(['user']);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { antiStallDue, goalAnchorDue, StallCounter, todoFingerprint, reminderNotes, withNotes, type MechanicsSettings } from '../../src/agent/mechanics.js';
 
@@ -59,8 +59,22 @@ describe('reminderNotes', () => {
     expect(reminderNotes({ ...base, settings: off, iteration: 6, stalledIterations: 8 })).toEqual([]);
   });
 
-  it('is byte-identical for the same input (no timestamps)', () => {
-    expect(JSON.stringify(reminderNotes({ ...base, iteration: 6 }))).toBe(JSON.stringify(reminderNotes({ ...base, iteration: 6 })));
+  it('is byte-identical for the same input, whatever the clock says (no timestamps)', () => {
+    // Every mechanic on: the budget, the goal anchor with a todo, the anti-stall warning.
+    const input = { ...base, iteration: 11, stalledIterations: 8, todos: [{ id: 1, text: 'run tests', status: 'pending' as const }] };
+    vi.useFakeTimers({ toFake: ['Date', 'performance', 'hrtime'] });
+    try {
+      vi.setSystemTime(new Date('2026-01-01T00:00:00.000Z'));
+      const first = reminderNotes(input);
+      // A year and a half later, and monotonic clocks an hour on.
+      vi.setSystemTime(new Date('2027-07-15T13:45:30.123Z'));
+      vi.advanceTimersByTime(3_600_000);
+      const later = reminderNotes(input);
+      expect(first).toHaveLength(3);
+      expect(JSON.stringify(later)).toBe(JSON.stringify(first));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   compressContext,
   contextTokens,
@@ -214,7 +214,9 @@ describe('compressContext: abort and nothing to compact', () => {
     const llm = new ScriptedLlm([{ hang: true }, { content: 'never' }]);
     const ctl = new AbortController();
     const p = compressContext(input(llm, history(), { signal: ctl.signal }));
-    setTimeout(() => ctl.abort(), 10);
+    // Aborted while the summariser call hangs.
+    await vi.waitFor(() => expect(llm.requests).toHaveLength(1), { timeout: 20_000 });
+    ctl.abort();
     await expect(p).rejects.toMatchObject({ name: 'AbortError' });
     expect(llm.requests).toHaveLength(1);
   });

@@ -3,13 +3,11 @@ import { join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import {
   COMPRESSION_DEFAULTS,
-  COMPRESSION_RATIO,
   compressionBudget,
   compressionSettings,
   contextTokens,
   DEFAULT_PROMPT_FILE,
   loadCompressionPrompt,
-  MIN_BUDGET_TOKENS,
   shouldCompress,
   summaryTokenCap,
 } from '../../src/agent/compression/index.js';
@@ -29,8 +27,12 @@ describe('shouldCompress', () => {
     expect(shouldCompress(estimate, numCtx)).toBe(expected);
   });
 
-  it('fires at 80%', () => {
-    expect(COMPRESSION_RATIO).toBe(0.8);
+  it('fires at 80% of the window, whatever its size', () => {
+    for (const numCtx of [1000, 2048, 8192, 40960, 131072]) {
+      const edge = Math.ceil((numCtx * 4) / 5); // the first estimate at or above 80 %
+      expect(shouldCompress(edge - 1, numCtx), `${edge - 1} of ${numCtx}`).toBe(false);
+      expect(shouldCompress(edge, numCtx), `${edge} of ${numCtx}`).toBe(true);
+    }
   });
 });
 
@@ -67,7 +69,7 @@ describe('budgets', () => {
     [4096, 0, 2048],
     [4096, 500, 1548],
     [65536, 3000, 29768],
-    [4096, 5000, MIN_BUDGET_TOKENS], // overhead larger than the target: floor
+    [4096, 5000, 128], // overhead larger than the target: the floor
   ])('compressionBudget(%i, %i) = %i', (numCtx, overhead, expected) => {
     expect(compressionBudget(numCtx, overhead)).toBe(expected);
   });

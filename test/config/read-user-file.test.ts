@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,12 +48,24 @@ describe('readUserFile', () => {
     expect(err.message).toMatch(/^x\.json: is not a regular file \(a FIFO, socket or device\)/);
   });
 
-  it.skipIf(!canMkfifo)('refuses a FIFO nobody writes to, at once', () => {
+  it.skipIf(!canMkfifo)('refuses a FIFO nobody writes to, without waiting for a writer', () => {
     const fifo = join(dir.root, 'fifo.json');
     execFileSync('mkfifo', [fifo]);
-    const started = Date.now();
-    const err = thrown(() => readUserFile(fifo, OPTS));
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(err.message).toMatch(/^x\.json: is not a regular file/);
+    // The read is synchronous, so no timer can interrupt a read that blocks. The hang guard is a
+    // writer that turns up after 20 s (and leaves a mark): a read that waited for a writer ends
+    // then, and the mark fails the test.
+    const mark = join(dir.root, 'writer-came');
+    const writer = spawn(
+      process.execPath,
+      ['-e', `setTimeout(() => { require('fs').writeFileSync(${JSON.stringify(mark)}, ''); require('fs').openSync(${JSON.stringify(fifo)}, 'w'); }, 20_000)`],
+      { stdio: 'ignore' },
+    );
+    try {
+      const err = thrown(() => readUserFile(fifo, OPTS));
+      expect(err.message).toMatch(/^x\.json: is not a regular file/);
+      expect(existsSync(mark), 'the read waited for a writer').toBe(false);
+    } finally {
+      writer.kill('SIGKILL');
+    }
   });
 });

@@ -6,7 +6,6 @@
  * when its test finishes. Builds on the scenario helpers (`scenario`, `expectValidStream`, …).
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -47,9 +46,14 @@ export const FAST_TIMEOUTS: Record<string, string> = {
 
 // ── processes ──
 
-/** A `sleep` duration no other process on the machine uses, to find the tool's process by. */
+let markers = 0;
+
+/**
+ * A `sleep` duration no other process on the machine uses, to find the tool's process by: this
+ * worker's pid and a counter in the fraction (unique without randomness).
+ */
 export function sleepMarker(seconds: number): string {
-  return `${seconds}.${randomInt(100_000, 999_999)}`;
+  return `${seconds}.${process.pid}${String(++markers).padStart(4, '0')}`;
 }
 
 /** Pids of processes whose command line contains `pattern` (pgrep -f), this process excluded. */
@@ -86,6 +90,14 @@ function statFields(pid: string): string[] | undefined {
   } catch {
     return undefined; // exited meanwhile
   }
+}
+
+/** CPU time `pid` has used so far, all its threads, in ms (from /proc; clock ticks of 10 ms). */
+export function cpuMsOf(pid: number): number {
+  const fields = statFields(String(pid));
+  if (fields === undefined) return Number.NaN;
+  // utime and stime are fields 14 and 15 of the stat line; `fields` starts at field 3.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** The process group of `pid` (from /proc). */

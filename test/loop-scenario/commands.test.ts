@@ -11,7 +11,8 @@ import { forEachBackend } from '../support/databases.js';
 import { eventsOf, expectExit, expectLoopStream, fixIteration, lookIteration, loopRepo, resultOf, say, scenario, script, tc } from './helpers.js';
 import { tempDir } from '../scenario/helpers.js';
 
-const T = 30_000;
+/** Per-test hang guard: far above the real time (CLI runs of seconds each under load). */
+const T = 120_000;
 
 describe('navi tasks', () => {
   it('list, show and validate read YAML only: no database is created, no model is called', async () => {

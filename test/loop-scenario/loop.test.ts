@@ -25,7 +25,8 @@ import {
   FIXED,
 } from './helpers.js';
 
-const T = 30_000;
+/** Per-test hang guard: far above the real time (CLI runs of seconds each under load). */
+const T = 120_000;
 
 forEachBackend((backend) => {
   describe('navi loop', () => {

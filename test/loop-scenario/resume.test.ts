@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { until } from '../scenario/helpers.js';
 import {
   eventsOf,
   expectExit,
@@ -21,7 +22,8 @@ import {
   tc,
 } from './helpers.js';
 
-const T = 40_000;
+/** Per-test hang guard: far above the real time (several CLI runs, seconds each under load). */
+const T = 120_000;
 
 forEachBackend((backend) => {
   describe('resume', () => {
@@ -29,13 +31,13 @@ forEachBackend((backend) => {
       'killed with SIGKILL mid-iteration: the half iteration was never committed; --resume redoes it (no lost or duplicated rows)',
       async () => {
         // Iteration 2's second model call hangs (a long prefill) until the process is killed.
-        const s = await scenario(backend, {
-          turns: [...lookIteration('first look'), tc('read_file', { path: 'math.test.js' }), { content: 'never sent', first_chunk_delay_ms: 60_000 }],
-        });
+        const turns = [...lookIteration('first look'), tc('read_file', { path: 'math.test.js' }), { content: 'never sent', first_chunk_delay_ms: 600_000 }];
+        const s = await scenario(backend, { turns });
         loopRepo(s.cwd);
         const child = s.start(['loop', 'task.yaml', '-o', 'stream-json']);
         await child.waitForEvent('tool_call', (e) => e.loop_iteration === 2);
-        await new Promise((r) => setTimeout(r, 150));
+        // Killed while that call hangs: mid-iteration, after its first tool ran.
+        await until(() => s.chats().some((r) => r.turn === turns.length - 1), 30_000, 'the hanging model call');
         child.child.kill('SIGKILL');
         const killed = await child.result;
         expect(killed.signal).toBe('SIGKILL');
@@ -100,9 +102,13 @@ forEachBackend((backend) => {
     it(
       'SIGINT mid-iteration: exit 130, run saved as interrupted; resume finishes it',
       async () => {
-        const s = await scenario(backend, { turns: [tc('read_file', { path: 'math.js' }), { content: 'slow', first_chunk_delay_ms: 60_000 }] });
+        const s = await scenario(backend, { turns: [tc('read_file', { path: 'math.js' }), { content: 'slow', first_chunk_delay_ms: 600_000 }] });
         loopRepo(s.cwd);
-        const child = s.start(['loop', 'task.yaml', '-o', 'stream-json'], { signalAfter: { afterEvent: 'tool_call', signals: ['SIGINT'], delayMs: 100 } });
+        const child = s.start(['loop', 'task.yaml', '-o', 'stream-json']);
+        await child.waitForEvent('tool_call');
+        // Stopped while the iteration's second model call is in its (ten-minute) prefill.
+        await until(() => s.chats().some((r) => r.turn === 1), 30_000, 'the second model call');
+        child.kill('SIGINT');
         const run = await child.result;
         expectExit(run, 130);
         const events = expectLoopStream(run);

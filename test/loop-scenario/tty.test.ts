@@ -31,15 +31,17 @@ function runInPty(s: Scenario, args: string[], answers: string[], prompt: RegExp
       while (seen < prompts) {
         seen++;
         const answer = answers[answered++];
-        if (answer !== undefined) setTimeout(() => child.stdin.write(answer), 50);
+        // The prompt is written by a readline interface already reading the terminal: answer at once.
+        if (answer !== undefined) child.stdin.write(answer);
       }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
+    // Hang guard: far above the real time (a few CLI seconds, a loaded machine included).
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`navi in a pty did not finish; screen so far:\n${screen}`));
-    }, 25_000);
+    }, 90_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code: code ?? -1, screen });
@@ -66,7 +68,7 @@ forEachBackend(
           expect(screen).toContain('LOOP COMPLETE');
           expect(iterationMessages(s.chats())[1]).toContain('Feedback from the user on iteration 1 (act on it in this iteration): use a plus sign');
         },
-        30_000,
+        120_000,
       );
     });
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DIVERSIFICATIONS, diversifyInstruction, nextDiversification, type DiversifyContext } from '../../src/loop/diversify.js';
+import { diversifyInstruction, nextDiversification, type DiversifyContext } from '../../src/loop/diversify.js';
 import { DIVERSIFY_STRATEGIES } from '../../src/config/schema.js';
 
 const context: DiversifyContext = {
@@ -24,8 +24,11 @@ describe('nextDiversification (the third one aborts)', () => {
     expect(d.action === 'abort' && d.reason).toMatch(/stagnation persisted after \d diversifications/);
   });
 
-  it('allows two', () => {
-    expect(MAX_DIVERSIFICATIONS).toBe(2);
+  it('allows two, then aborts saying so', () => {
+    let previous = 0;
+    while (previous < 10 && nextDiversification(previous).action === 'diversify') previous++;
+    expect(previous).toBe(2);
+    expect(nextDiversification(previous)).toMatchObject({ action: 'abort', reason: expect.stringContaining('after 2 diversifications') as string });
   });
 });
 

@@ -7,7 +7,7 @@ import {
   parseSignals,
   resolveExitSignal,
   type ExitSignal,
-} from '../../src/loop/signals.js';
+} from '../../src/loop/exit-signal.js';
 
 const V3 = 'nav-signal:v3:{"type":"exit","success":true,"reason":"done"}';
 const V2 = '```pilot-signal\n{"v":2,"type":"exit","success":true,"reason":"All criteria met"}\n```';

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runPlanning, type PlanningInput, type PlanningPhase } from '../../src/agent/planning/plan-runner.js';
 import { PlanningError } from '../../src/agent/planning/planning-error.js';
 import type { ChatMessage } from '../../src/llm/types.js';
@@ -249,9 +249,11 @@ describe('runPlanning', () => {
 
   it('stops a hanging planner call when the signal fires', async () => {
     const controller = new AbortController();
-    const { run } = setup([{ hang: true }], { signal: controller.signal });
+    const { llm, run } = setup([{ hang: true }], { signal: controller.signal });
     const pending = run();
-    setTimeout(() => controller.abort(), 10);
+    // Aborted while the planner call hangs.
+    await vi.waitFor(() => expect(llm.requests).toHaveLength(1), { timeout: 20_000 });
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });
 });

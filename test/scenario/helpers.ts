@@ -12,10 +12,13 @@ import { cleanEnv, makeTempDir, runNavi, stackLines, startNavi, type JsonObject,
 import type { Backend, TestDatabase } from '../support/databases.js';
 import { startFakeOllama, type FakeOllama, type FakeScript, type RecordedRequest } from '../support/fake-ollama.js';
 
-/** Per-test limit for a scenario of one or two CLI runs (each about a second on PGlite). */
-export const SCENARIO_TIMEOUT_MS = 20_000;
+/**
+ * Per-test hang guard for a scenario of one or two CLI runs (each about a second on PGlite, idle):
+ * far above the real time, so a loaded CI machine never hits it — only a hang does.
+ */
+export const SCENARIO_TIMEOUT_MS = 60_000;
 /** For scenarios of five or more CLI runs. */
-export const LONG_SCENARIO_TIMEOUT_MS = 40_000;
+export const LONG_SCENARIO_TIMEOUT_MS = 120_000;
 
 /** A private temporary directory, removed when the test finishes. */
 export function tempDir(prefix: string): string {

@@ -2,6 +2,8 @@
  * SPEC §4 output modes on one tool turn, and SPEC §8/§12 request size and prefix stability:
  * the built CLI against the fake Ollama, on each storage backend.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/agent/events.js';
 import { hasAnsi, type JsonObject } from '../support/cli.js';
@@ -122,14 +124,25 @@ forEachBackend((backend) => {
     }, SCENARIO_TIMEOUT_MS);
 
     it('stream-json: heartbeats during a silent prefill and a slow tool (NAVI_HEARTBEAT_MS)', async () => {
+      // The tool runs until the file `go` exists, and the model's answer is held: each ends only
+      // once the heartbeats it should cause have been seen.
       const s = await scenario(backend, {
         turns: [
-          { tool_calls: [{ name: 'shell', arguments: { command: 'sleep 0.8' } }] },
-          { first_chunk_delay_ms: 1_000, content: 'slept' },
+          { tool_calls: [{ name: 'shell', arguments: { command: 'while [ ! -e go ]; do sleep 0.05; done' } }] },
+          { content: 'slept' },
         ],
         on_exhausted: 'error',
       });
-      const run = await s.navi(['run', '-o', 'stream-json', 'sleep a little'], { env: { NAVI_HEARTBEAT_MS: '200' } });
+      const proc = s.start(['run', '-o', 'stream-json', 'sleep a little'], { env: { NAVI_HEARTBEAT_MS: '200' } });
+      await proc.waitForEvent('heartbeat', (b) => b.waiting_for === 'tool');
+      const release = s.fake.holdChats();
+      const sinceTool = proc.events.length;
+      fs.writeFileSync(path.join(s.cwd, 'go'), '');
+      // Two heartbeats while the held answer keeps the model silent.
+      let modelBeats = 0;
+      await proc.waitForEvent('heartbeat', (b) => b.waiting_for === 'model' && proc.events.indexOf(b) >= sinceTool && ++modelBeats >= 2);
+      release();
+      const run = await proc.result;
       expect(run.code, describeRun(run)).toBe(0);
       const events = expectValidStream(run);
       const beats = eventsOf(events, 'heartbeat');

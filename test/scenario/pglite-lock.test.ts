@@ -14,10 +14,10 @@ forEachBackend(
       it('a second navi exits 1 with a message naming the lock; the first is unaffected', async () => {
         // The first run holds the directory while its model prefills (until it is stopped).
         const s = await scenario(backend, {
-          turns: [{ first_chunk_delay_ms: 15_000, content: 'first answer' }, { content: 'second answer' }],
+          turns: [{ first_chunk_delay_ms: 600_000, content: 'first answer' }, { content: 'second answer' }],
         });
         const first = s.start(['run', '-o', 'json', 'first']);
-        await until(() => s.chats().length === 1, 10_000, "the first run's chat request");
+        await until(() => s.chats().length === 1, 30_000, "the first run's chat request");
         const lockFile = path.join(s.db.dataDir, 'navi.lock');
         expect(fs.existsSync(lockFile)).toBe(true);
 

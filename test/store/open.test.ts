@@ -69,10 +69,8 @@ describe('database URLs in messages', () => {
 });
 
 describe('openStore errors', () => {
-  it('an unreachable server is a quick StorageError naming host:port, never the password', async () => {
-    const started = Date.now();
+  it('an unreachable server is a StorageError naming host:port, never the password', async () => {
     const err = await openError({ url: 'postgres://navi:hunter2@127.0.0.1:1/navi', dataDir: scratch });
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(err).toBeInstanceOf(StorageError);
     expect(err).toMatchObject({ code: 'store_unreachable', exitCode: 1 });
     expect(err.message).toContain('127.0.0.1:1');
@@ -87,9 +85,8 @@ describe('openStore errors', () => {
     await once(server, 'listening');
     const { port } = server.address() as net.AddressInfo;
     try {
-      const started = Date.now();
+      // The server never answers: only the 1 s limit can end the open (it names itself below).
       const err = await openError({ url: `postgres://u:pw@127.0.0.1:${port}/db`, dataDir: scratch, connectTimeoutS: 1 });
-      expect(Date.now() - started).toBeLessThan(5_000);
       expect(err).toMatchObject({ code: 'store_unreachable' });
       expect(err.message).toContain(`127.0.0.1:${port} (no answer within 1 s)`);
     } finally {

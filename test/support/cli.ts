@@ -19,8 +19,11 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
  */
 export const CLI_PATH = process.env.NAVI_SCENARIO_CLI ?? path.join(REPO_ROOT, 'dist', 'cli', 'main.cjs');
 
-/** Default hard limit for one CLI run: far above any healthy run, far below the test timeout. */
-const DEFAULT_TIMEOUT_MS = 15_000;
+/**
+ * Default hard limit for one CLI run (a hang guard): far above any healthy run, loaded machine
+ * included, and below the scenario tests' own limit (SCENARIO_TIMEOUT_MS, 60 s).
+ */
+const DEFAULT_TIMEOUT_MS = 40_000;
 
 /** Fails early with a useful message when the CLI has not been built. */
 export function assertBuilt(): void {
@@ -34,12 +37,11 @@ export type JsonObject = Record<string, unknown>;
 export interface SignalPlan {
   /** Event type (stream-json) to wait for before the first signal. */
   afterEvent: string;
-  /** Signals to send, in order: `['SIGINT']`, `['SIGINT', 'SIGINT']`. */
+  /**
+   * Signals to send, in order: `['SIGINT']`, `['SIGINT', 'SIGINT']`. Each next one goes once the
+   * previous one has been delivered (two pending at once would merge into one).
+   */
   signals: NodeJS.Signals[];
-  /** Pause between successive signals (default 50 ms). */
-  gapMs?: number;
-  /** Extra wait after the event before the first signal (default 0). */
-  delayMs?: number;
 }
 
 export interface RunOptions {
@@ -226,9 +228,9 @@ export function startNavi(args: readonly string[], opts: RunOptions): NaviProces
     const plan = opts.signalAfter;
     void waitForEvent(plan.afterEvent).then(
       async () => {
-        if (plan.delayMs) await sleep(plan.delayMs);
         for (const [i, sig] of plan.signals.entries()) {
-          if (i > 0) await sleep(plan.gapMs ?? 50);
+          const previous = plan.signals[i - 1];
+          if (previous !== undefined) await signalDelivered(child.pid ?? -1, previous);
           kill(sig);
         }
       },
@@ -244,8 +246,29 @@ export function runNavi(args: readonly string[], opts: RunOptions): Promise<Navi
   return startNavi(args, opts).result;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGUSR1: 10, SIGUSR2: 12, SIGTERM: 15 };
+
+/**
+ * Resolves once `signal` is no longer pending for process `pid` (Linux: the `ShdPnd` mask in
+ * /proc): it has been delivered to the process's handler, so sending it again counts as a second
+ * signal rather than merging with the first. Also resolves when the process is gone. Rejects
+ * after a hang guard far above the real time (microseconds to milliseconds).
+ */
+export async function signalDelivered(pid: number, signal: NodeJS.Signals, timeoutMs = 30_000): Promise<void> {
+  const bit = 1n << BigInt((SIGNAL_NUMBERS[signal] ?? 0) - 1);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let status: string;
+    try {
+      status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    } catch {
+      return; // gone (or no /proc: nothing to wait for)
+    }
+    const pending = /^ShdPnd:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+    if (pending === undefined || (BigInt(`0x${pending}`) & bit) === 0n) return;
+    if (Date.now() > deadline) throw new Error(`hang guard: ${signal} still pending for process ${pid} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }
 
 /** Lines of stderr that look like a stack trace frame. */

@@ -65,6 +65,12 @@ export interface FakeOllama {
   setScript(script: FakeScript): void;
   /** Resolves when request `index` has closed (or rejects after `timeoutMs`). */
   waitForClose(index: number, timeoutMs?: number): Promise<RecordedRequest>;
+  /**
+   * Holds the answers to `/api/chat` (each request read and recorded, nothing sent yet) until the
+   * returned function is called: a test releases them once it has seen what should happen
+   * meanwhile, instead of hoping a delay was long enough.
+   */
+  holdChats(): () => void;
   /** Stops the server, destroying open sockets (stalled streams included). */
   close(): Promise<void>;
 }
@@ -99,6 +105,8 @@ class FakeOllamaServer implements FakeOllama {
   private readonly openResponses = new Set<Promise<void>>();
   private address = '';
   private readonly onRequest: ((request: RecordedRequest) => void) | undefined;
+  /** Set by `holdChats`: chat answers wait for it. */
+  private held: Promise<void> | undefined;
 
   constructor(script: FakeScript, onRequest?: (request: RecordedRequest) => void) {
     this.script = script;
@@ -148,6 +156,16 @@ class FakeOllamaServer implements FakeOllama {
         setTimeout(resolve, 20);
       });
     }
+  }
+
+  holdChats(): () => void {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.held = held;
+    return () => {
+      if (this.held === held) this.held = undefined;
+      release();
+    };
   }
 
   async close(): Promise<void> {
@@ -242,6 +260,7 @@ class FakeOllamaServer implements FakeOllama {
   }
 
   private async chat(record: RecordedRequest, raw: Buffer, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
+    if (this.held !== undefined) await this.held;
     const body = record.body ?? {};
     const model = typeof body.model === 'string' ? body.model : '';
     const rejection = chatRejection(raw, record.body, model, this.findModel(model));

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,12 +50,11 @@ describe('shellTimeoutS: the model may lower tools.shell.timeout_s, never raise 
 
 describe('shell', () => {
   it('a timeout_s above tools.shell.timeout_s is capped, and the result says so', async () => {
-    const started = Date.now();
+    // Uncapped, the command would run for ten minutes (past the test's hang guard).
     const ctx = { shell: { allow: [], deny: [], timeoutS: 1, maxOutputBytes: 65536 } };
-    const { ok, output } = await shell({ command: 'sleep 20', timeout_s: 999_999 }, ctx).result;
+    const { ok, output } = await shell({ command: 'sleep 600', timeout_s: 999_999 }, ctx).result;
     expect(ok).toBe(false);
     expect(output).toBe('[timed out after 1 s; timeout_s is capped at tools.shell.timeout_s]');
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('runs in the working directory and reports the exit code', async () => {
@@ -68,55 +68,44 @@ describe('shell', () => {
   });
 
   it('kills the whole process group on timeout, grandchildren included', async () => {
-    const started = Date.now();
-    const { result } = shell({ command: 'sleep 30 & echo "PID $!"; sh -c \'sleep 40 & echo "PID $!"; wait\' & wait', timeout_s: 1 });
+    // The sleeps outlast the test's hang guard: the result can only come from the timeout.
+    const { result } = shell({ command: 'sleep 600 & echo "PID $!"; sh -c \'sleep 600 & echo "PID $!"; wait\' & wait', timeout_s: 1 });
     const { ok, output } = await result;
     expect(ok).toBe(false);
     expect(output.endsWith('[timed out after 1 s]')).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5000);
     const pids = pidsIn(output);
     expect(pids).toHaveLength(2);
-    for (const pid of pids) expect(await waitFor(() => !processAlive(pid), 3000)).toBe(true);
+    for (const pid of pids) expect(await waitFor(() => !processAlive(pid), 20_000)).toBe(true);
   });
 
   it('reaps background children left behind by a shell that exits at once', async () => {
-    const started = Date.now();
-    const { result } = shell({ command: 'sleep 30 >/dev/null 2>&1 & echo "PID $!"; sleep 30 & echo "PID $!"' });
+    // The second child holds the output pipe open for ten minutes: a tool that waited for it would
+    // hit the test's hang guard.
+    const { result } = shell({ command: 'sleep 600 >/dev/null 2>&1 & echo "PID $!"; sleep 600 & echo "PID $!"' });
     const { ok, output } = await result;
     expect(ok).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5000);
     const pids = pidsIn(output);
     expect(pids).toHaveLength(2);
-    for (const pid of pids) expect(await waitFor(() => !processAlive(pid), 3000)).toBe(true);
+    for (const pid of pids) expect(await waitFor(() => !processAlive(pid), 20_000)).toBe(true);
   });
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
-    const started = Date.now();
+    // The loop never ends by itself: only SIGKILL returns the result.
     const { result } = shell({ command: "trap '' TERM; echo \"PID $$\"; while :; do sleep 0.1; done", timeout_s: 0.5 });
     const { output } = await result;
     expect(output).toContain('[timed out after 0.5 s]');
-    expect(Date.now() - started).toBeLessThan(6000);
-    for (const pid of pidsIn(output)) expect(await waitFor(() => !processAlive(pid), 3000)).toBe(true);
+    for (const pid of pidsIn(output)) expect(await waitFor(() => !processAlive(pid), 20_000)).toBe(true);
   });
 
-  it('caps 100 MB of output with bounded memory', async () => {
-    const before = process.memoryUsage().rss;
-    let peak = before;
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().rss);
-    }, 10);
-    try {
-      const { result } = shell({ command: "head -c 100000000 /dev/zero | tr '\\0' a" });
-      const { ok, output } = await result;
-      expect(ok).toBe(true);
-      expect(output).toMatch(/^a+\n\[… \d+ bytes omitted …\]\na+\n\[exit code 0\]$/);
-      expect(Buffer.byteLength(output)).toBeLessThan(64 * 1024 + 200);
-      const omitted = Number(/\[… (\d+) bytes omitted …\]/.exec(output)?.[1]);
-      expect(omitted).toBe(100_000_000 - 64 * 1024);
-    } finally {
-      clearInterval(sampler);
-    }
-    expect(peak - before).toBeLessThan(60 * 1024 * 1024);
+  // The bounded buffer shows in what is kept and counted; the peak memory it allows is a bench figure.
+  it('caps 100 MB of output: the head and the tail kept, the rest counted', async () => {
+    const { result } = shell({ command: "head -c 100000000 /dev/zero | tr '\\0' a" });
+    const { ok, output } = await result;
+    expect(ok).toBe(true);
+    expect(output).toMatch(/^a+\n\[… \d+ bytes omitted …\]\na+\n\[exit code 0\]$/);
+    expect(Buffer.byteLength(output)).toBeLessThan(64 * 1024 + 200);
+    const omitted = Number(/\[… (\d+) bytes omitted …\]/.exec(output)?.[1]);
+    expect(omitted).toBe(100_000_000 - 64 * 1024);
   });
 
   it('fits the registry cap itself, so the one marker counts the real loss', async () => {
@@ -133,14 +122,14 @@ describe('shell', () => {
   it('kills the group and propagates an abort', async () => {
     const controller = new AbortController();
     const pidFile = path.join(cwd, 'abort.pid');
-    const { result } = shell({ command: `sleep 30 & echo $! > ${pidFile}; wait` }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 300);
-    const started = Date.now();
+    const { result } = shell({ command: `sleep 600 & echo $! > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; wait` }, { signal: controller.signal });
+    // Aborted once the command runs (its child's pid is on disk); only the abort ends it.
+    expect(await waitFor(() => existsSync(pidFile), 20_000)).toBe(true);
+    controller.abort();
     await expect(result).rejects.toMatchObject({ name: 'AbortError' });
-    expect(Date.now() - started).toBeLessThan(3000);
     const pid = Number((await readFile(pidFile, 'utf8')).trim());
     expect(pid).toBeGreaterThan(0);
-    expect(await waitFor(() => !processAlive(pid), 3000)).toBe(true);
+    expect(await waitFor(() => !processAlive(pid), 20_000)).toBe(true);
   });
 
   it('denies a policy-matching command with a result and a warning event', async () => {

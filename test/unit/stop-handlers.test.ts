@@ -9,20 +9,28 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Runs `body` in a child, then sends `signals` 100 ms apart once it is ready. */
-function child(body: string, signals: NodeJS.Signals[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {
+/**
+ * Runs `body` in a child, then sends each signal once its stdout shows the line named with it
+ * (`ready` first): each signal goes when the previous one has visibly been handled, never on a
+ * timer. The child gives up by itself after 20 s (a hang guard: it then prints `timed out`).
+ */
+function child(body: string, signals: Array<[NodeJS.Signals, string]>): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {
   const source = `
-    import { installStopHandlers } from './src/cli/signals.ts';
+    import { installStopHandlers } from './src/cli/os-signals.ts';
     ${body}
     console.log('ready');
-    setTimeout(() => console.log('timed out'), 10_000);
+    setTimeout(() => console.log('timed out'), 20_000);
   `;
   const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
+  let sent = 0;
   proc.stdout.on('data', (chunk: Buffer) => {
-    const first = stdout === '';
     stdout += chunk.toString();
-    if (first && stdout.includes('ready')) for (const [i, sig] of signals.entries()) setTimeout(() => proc.kill(sig), 100 * (i + 1));
+    const lines = stdout.split('\n');
+    for (let next = signals[sent]; next !== undefined && lines.includes(next[1]); next = signals[sent]) {
+      proc.kill(next[0]);
+      sent++;
+    }
   });
   return new Promise((resolve) => proc.on('close', (code, signal) => resolve({ code, signal, stdout })));
 }
@@ -32,7 +40,7 @@ describe('installStopHandlers', () => {
     const r = await child(`
       const stop = installStopHandlers(() => console.log('first'), () => console.log('forced'));
       stop.signal.addEventListener('abort', () => console.log('aborted'));
-    `, ['SIGINT', 'SIGTERM']);
+    `, [['SIGINT', 'ready'], ['SIGTERM', 'aborted']]);
     expect(r).toMatchObject({ code: 130, signal: null });
     expect(r.stdout.split('\n').filter(Boolean)).toEqual(['ready', 'first', 'aborted', 'forced']);
   });
@@ -42,7 +50,7 @@ describe('installStopHandlers', () => {
       const stop = installStopHandlers(() => console.log('first'));
       stop.finish(3);
       stop.finish(0); // only the first counts
-    `, [sig]);
+    `, [[sig, 'ready']]);
     expect(r).toMatchObject({ code: 3, signal: null });
     expect(r.stdout).not.toContain('first');
   });
@@ -53,7 +61,7 @@ describe('installStopHandlers', () => {
       stop.dispose();
       stop.finish(3);
       installStopHandlers(() => { console.log('second owner'); process.exit(7); });
-    `, ['SIGINT']);
+    `, [['SIGINT', 'ready']]);
     expect(r).toMatchObject({ code: 7, signal: null });
     expect(r.stdout).toContain('second owner');
   });

@@ -4,6 +4,7 @@
  * do without: the head says what it is, the tail holds the outcome (exit status, last error).
  */
 import type { ChatMessage, ToolCallRequest } from '../../llm/types.js';
+import { isRecord } from '../../util/guards.js';
 import { charsToTokens, messageChars } from '../tokens.js';
 
 /** The exact marker users and scripts look for in requests: `[…truncated ~N tokens…]`. */
@@ -57,10 +58,6 @@ export function shrinkMessage(m: ChatMessage, maxChars: number): ChatMessage {
   }
   if (excess <= 0 || !m.tool_calls || m.tool_calls.length === 0) return { ...m, content };
   return { ...m, content, tool_calls: shrinkCalls(m.tool_calls, excess) };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 interface Slot {

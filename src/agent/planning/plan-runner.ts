@@ -32,11 +32,11 @@ export interface PlanningInput {
   numCtx: number;
   signal: AbortSignal;
   /** The conversation so far (the context view); windowed to ~20k chars. */
-  conversation: ChatMessage[];
+  conversation: readonly ChatMessage[];
   /** The original task statement, pinned at the top of the window. */
   task: string;
   /** The caller's tool names (valid `TOOL:` targets). */
-  tools: string[];
+  tools: readonly string[];
   /** Profile ids valid for `AGENT:`; ignored when `tools` lacks `spawn_agent`. */
   profiles: string[];
   /** Sub-agents are offered DIRECT and get the "execute now" follow-up. */

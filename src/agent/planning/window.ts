@@ -26,7 +26,7 @@ const CONVERSATION_HEADER = '\n\nCONVERSATION (oldest first):\n';
  * own), tool results are cut to a short head, reasoning is dropped, and a message identical to
  * the pinned task is not repeated.
  */
-export function planningWindow(conversation: ChatMessage[], task: string, maxChars = PLANNING_WINDOW_CHARS): string {
+export function planningWindow(conversation: readonly ChatMessage[], task: string, maxChars = PLANNING_WINDOW_CHARS): string {
   const pinned = TASK_HEADER + squeeze(task.trim(), Math.floor(maxChars * TASK_SHARE));
   const rendered = conversation
     .filter((m) => m.role !== 'system' && !(m.role === 'user' && m.content.trim() === task.trim()))

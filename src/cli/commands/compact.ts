@@ -7,7 +7,7 @@ import { EXIT } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
 import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { createOutput } from '../setup.js';
-import { installStopHandlers } from '../signals.js';
+import { installStopHandlers } from '../os-signals.js';
 import { NotFoundError } from '../../errors.js';
 
 export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>): Promise<number> {

@@ -3,7 +3,8 @@
  * the run's task, configuration, decision source and budgets, drives the loop runner, renders
  * its events and maps how it ended to the exit code (0 completed, 3 incomplete, 4 aborted,
  * 5 budget exhausted, 130 interrupted). Also entered from `navi run` (trigger phrase or
- * `loop_mode.enabled`).
+ * `loop_mode.enabled`); a task that asks for one shot is handed back to `dispatch.ts`, which
+ * runs it as `navi run` would.
  */
 import { existsSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
@@ -25,7 +26,7 @@ import { createLoopRuntime, isInteractive, loadLoopConfig } from '../loop-runtim
 import { forcedExitResult, type Output } from '../output.js';
 import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
-import { installStopHandlers } from '../signals.js';
+import { installStopHandlers } from '../os-signals.js';
 
 export { LOOP_ENV };
 
@@ -118,13 +119,15 @@ function requireDecider(approval: string, source: DecisionSource): void {
   );
 }
 
-/** `navi loop`. */
-export async function loopCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
-  return runLoopCommand(argv, {});
+/** A task that asks for one shot (`loop_mode: false`, "just do this once"): what `navi run` should run. */
+export interface OneShotHandover {
+  prompt: string;
+  cwd: string | undefined;
+  profile: string | undefined;
 }
 
-/** Loop mode for `navi loop` and for `navi run` entering it. */
-export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<number> {
+/** Loop mode for `navi loop` and for `navi run` entering it: an exit code, or the handover to one shot. */
+export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<number | OneShotHandover> {
   const started = Date.now();
   let baseCwd: string;
   let task: Task | undefined;
@@ -136,10 +139,8 @@ export async function runLoopCommand(args: LoopArgs, entry: LoopEntry): Promise<
     return reportFailure(createOutput(args), err, { interrupted: false, started, sessionId: '' });
   }
   if (task !== undefined && !task.loopMode) {
-    // One-shot: exactly what `navi run` does with the task's prompt, profile and directory.
     if (!args.quiet) process.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
-    const { runCommand } = await import('./run.js');
-    return runCommand({ ...args, prompt: [task.prompt], cwd: task.cwd ?? args.cwd, profile: args.profile ?? task.profile, loop: false, maxIterations: undefined });
+    return { prompt: task.prompt, cwd: task.cwd ?? args.cwd, profile: args.profile ?? task.profile };
   }
   const output = createOutput(args);
   let store: Promise<Store> | null = null;

@@ -1,6 +1,7 @@
 /**
  * `navi run [prompt..]`: one agent turn with the full tool loop, rendered in the chosen output
- * mode, ending in a `result` and the SPEC §4 exit code.
+ * mode, ending in a `result` and the SPEC §4 exit code — or a handover to loop mode, which
+ * `dispatch.ts` follows.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { resolve } from 'node:path';
 import type { StopReason } from '../../agent/events.js';
 import { describeError, EXIT, InvalidInputError, type ExitStatus } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
-import { installStopHandlers } from '../signals.js';
+import { installStopHandlers } from '../os-signals.js';
 import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { loadLoopConfig } from '../loop-runtime.js';
 import { forcedExitResult } from '../output.js';
@@ -97,12 +98,27 @@ function outcomeMessage(reason: StopReason, iterations: number, sessionId: strin
   }
 }
 
-export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+/**
+ * The run asks for loop mode instead (`loopEntry`). Its signal handlers stay installed until
+ * `release`, which the dispatcher calls once loop mode is loaded and just before loop mode
+ * installs its own, with no await between: there is no moment without a handler.
+ */
+export interface LoopHandover {
+  /** The prompt this run read (arguments, --file or stdin): it becomes the loop's task. */
+  prompt: string;
+  /** Why loop mode was entered (said on stderr and in a `warning` event). */
+  autoEntered: string;
+  release: () => void;
+}
+
+/** `navi run`, as far as one shot goes: an exit code, or the handover to loop mode. */
+export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Promise<number | LoopHandover> {
   const args = argv as RunArgs;
   const started = Date.now();
   const output = createOutput(args);
   let rt: Runtime | null = null;
   let sessionId = args.session ?? '';
+  let handover: LoopHandover | null = null;
   const stop = installStopHandlers(
     (sig) => {
       if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, stopping… (Ctrl-C again to exit at once)`);
@@ -121,11 +137,15 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
     const loaded = loadLoopConfig(args, cwd, []);
     const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled);
     if (entering !== null) {
-      const { runLoopCommand } = await import('./loop.js');
-      // Handed over synchronously: the loop command installs its own handlers before any await.
-      stop.dispose();
-      output.close();
-      return await runLoopCommand({ ...args, task: [], maxIterations: undefined }, { prompt, autoEntered: entering });
+      handover = {
+        prompt,
+        autoEntered: entering,
+        release: () => {
+          stop.dispose();
+          output.close();
+        },
+      };
+      return handover;
     }
     if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
     rt = await createRuntime(args, output, { base: { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output } });
@@ -175,7 +195,8 @@ export async function runCommand(argv: GlobalArgs & Record<string, unknown>): Pr
   } catch (err) {
     return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId }));
   } finally {
-    output.close();
+    // A handover closes the output when it releases the handlers.
+    if (handover === null) output.close();
     // Every message is saved before the result is written; a signal while closing exits at once.
     if (rt) await rt.store.then((s) => s.close(), () => undefined);
   }

@@ -5,6 +5,7 @@
  */
 import { NotFoundError } from '../../errors.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../../store/types.js';
+import { isRecord } from '../../util/guards.js';
 import type { GlobalArgs } from '../global-args.js';
 import { printJson, withStore } from '../setup.js';
 import { terminalSafe } from '../terminal-text.js';
@@ -86,10 +87,6 @@ export async function runsList(argv: Args): Promise<number> {
     }
     return 0;
   });
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** One line per decision taken in an iteration (approval, stagnation, max iterations, diversification). */

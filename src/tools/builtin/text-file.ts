@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
+import { errnoCode } from '../../util/guards.js';
 import { resolveInside, resolveWritable } from '../paths.js';
 
 /** Bytes sniffed for NUL to call a file binary (what git and grep do). */
@@ -31,7 +32,7 @@ export async function openRegularFile(cwd: string, userPath: string, opts: { for
   try {
     handle = await open(resolved.abs, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (err) {
-    const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+    const code = errnoCode(err);
     if (code === 'ENOENT') return { ok: false, output: `${resolved.rel}: no such file` };
     if (code === 'EISDIR') return { ok: false, output: `${resolved.rel} is a directory; use list_dir` };
     throw err;

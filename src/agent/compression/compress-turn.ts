@@ -4,19 +4,14 @@
  * the archive of what it replaced are written in one transaction; sub-agents (context in
  * memory only) compress in memory.
  */
-import type { AgentEvent } from './events.js';
-import type { AgentDeps } from './agent-types.js';
-import {
-  compressContext,
-  compressionBudget,
-  compressionSettings,
-  loadCompressionPrompt,
-  renderCompressionPrompt,
-  shouldCompress,
-  wouldCompress,
-} from './compression/index.js';
-import { charsToTokens } from './tokens.js';
-import type { Turn } from './turn.js';
+import type { AgentDeps } from '../agent-types.js';
+import type { AgentEvent } from '../events.js';
+import { charsToTokens } from '../tokens.js';
+import type { Turn } from '../turn.js';
+import { loadCompressionPrompt, renderCompressionPrompt } from './prompt.js';
+import { wouldCompress } from './select.js';
+import { compressContext } from './summarize.js';
+import { compressionBudget, compressionSettings, shouldCompress } from './thresholds.js';
 
 export type CompressionReason = 'preturn' | 'midturn' | 'postturn' | 'manual';
 

@@ -5,12 +5,12 @@
  * log, and decides the follow-up: complex plans wait for a person's confirmation when one
  * can answer; headless runs proceed and say so in an event.
  */
-import { isAbortError } from '../errors.js';
-import type { ToolResult, TodoItem } from '../tools/types.js';
-import type { AgentDeps } from './agent-types.js';
-import { PlanningError } from './planning/planning-error.js';
-import { runPlanning, type ReplanContext } from './planning/plan-runner.js';
-import type { Turn } from './turn.js';
+import { isAbortError } from '../../errors.js';
+import type { ToolResult, TodoItem } from '../../tools/types.js';
+import type { AgentDeps } from '../agent-types.js';
+import { PlanningError } from './planning-error.js';
+import { runPlanning, type ReplanContext } from './plan-runner.js';
+import type { Turn } from '../turn.js';
 
 export async function planForTurn(turn: Turn, deps: AgentDeps, args: { reason?: string; updated_goal?: string }): Promise<ToolResult> {
   const store = await turn.store();
@@ -45,9 +45,7 @@ export async function planForTurn(turn: Turn, deps: AgentDeps, args: { reason?: 
     if (err instanceof PlanningError) return { ok: false, output: `planning failed: ${err.message}` };
     throw err;
   }
-  turn.usage.promptTokens += outcome.usage.promptTokens;
-  turn.usage.completionTokens += outcome.usage.completionTokens;
-  turn.modelCalls += outcome.usage.calls;
+  turn.recordServiceCalls(outcome.usage.calls, outcome.usage);
   for (const w of outcome.warnings) turn.emit({ type: 'warning', code: w.code, message: w.message });
   turn.writer.enqueue((s) =>
     s.planningLogs.append(turn.sessionId, { complexity: outcome.complexity, direct: outcome.direct, steps: outcome.steps.length, ...outcome.debug }),
@@ -58,7 +56,7 @@ export async function planForTurn(turn: Turn, deps: AgentDeps, args: { reason?: 
   await store.state.setTodos(todoSession, todos);
   turn.emit({ type: 'todo_updated', todos });
   turn.emit({ type: 'plan_ready', complexity: outcome.complexity, plan: outcome.planText, steps: outcome.steps.map((s) => s.text) });
-  turn.pendingPlan = outcome.planText;
+  turn.offerPlan(outcome.planText);
   const result = await followUp(turn, deps, outcome);
   // The model reads the plan in this tool result. As a message of its own it would break the
   // prompt Ollama renders: an assistant message next to the model's next reply is merged into

@@ -10,6 +10,7 @@
  * `"code_simplified": true` field in any signal of a known type (an `exit` or a `status`), or the
  * `code_simplified` argument of `loop_signal`.
  */
+import { isRecord } from '../util/guards.js';
 
 /** Signal types of the nav-signal v3 grammar; anything else is not a signal. */
 export const SIGNAL_TYPES = ['exit', 'status', 'check', 'brief', 'defer'] as const;
@@ -59,10 +60,6 @@ const V3_LINE = /^[ \t]*(?:(<!--)[ \t]*|(?:\/\/|#)[ \t]*)?nav-signal:v3:(\{[^\n]
 
 /** A v2 fenced block, CRLF tolerated (navigator's reader does the same). */
 const V2_BLOCK = /```pilot-signal\r?\n([\s\S]+?)\r?\n```/g;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function isSignalType(v: unknown): v is SignalType {
   return typeof v === 'string' && (SIGNAL_TYPES as readonly string[]).includes(v);
