@@ -17,18 +17,23 @@ export interface ToolCallRequest {
   arguments: unknown;
 }
 
+/**
+ * One message of a conversation. Read-only: the request caches (`request-body.ts`, the per-message
+ * wire memo, view truncation) assume a message never changes once it has been sent; a changed
+ * message is a new object.
+ */
 export interface ChatMessage {
-  role: ChatRole;
-  content: string;
+  readonly role: ChatRole;
+  readonly content: string;
   /**
    * Reasoning text (assistant only). Sent back within the turn that produced it (Ollama's
    * tool-calling docs ask for it; gpt-oss and qwen3 templates render the thinking of the
    * turns after the last user message); the stored context does not keep it.
    */
-  thinking?: string;
-  tool_calls?: ToolCallRequest[];
+  readonly thinking?: string;
+  readonly tool_calls?: readonly ToolCallRequest[];
   /** For role `tool`: the tool that produced this result. */
-  tool_name?: string;
+  readonly tool_name?: string;
 }
 
 /** JSON-schema function declaration in Ollama's (OpenAI-compatible) shape. */

@@ -196,6 +196,6 @@ function chatMessage(row: {
  * Tool calls as JSON text: parsing it back yields objects whose keys are in the original order,
  * so the request re-sent to the model is byte-identical (jsonb would sort the keys).
  */
-function encodeToolCalls(calls: ToolCallRequest[] | undefined): string | null {
+function encodeToolCalls(calls: readonly ToolCallRequest[] | undefined): string | null {
   return calls === undefined ? null : JSON.stringify(calls);
 }

@@ -71,7 +71,8 @@ describe('chatRequestJson', () => {
   it('a message changed in place after it was sent is serialised again', () => {
     const msg: ChatMessage = { role: 'assistant', content: 'partial' };
     chatRequestJson(request({ messages: [msg] }));
-    msg.content += ' answer';
+    // Against the type (ChatMessage is read-only): the caches still notice.
+    (msg as { content: string }).content += ' answer';
     expect(chatRequestJson(request({ messages: [msg] }))).toContain('"content":"partial answer"');
   });
 });
@@ -105,7 +106,7 @@ describe('ChatBodies', () => {
 
   it.each<[string, (context: ChatMessage[]) => void]>([
     ['compression replaced the history', (c) => c.splice(0, c.length, { role: 'user', content: 'Summary so far.' })],
-    ['a message changed in place', (c) => (c[1]!.content += ' (edited)')],
+    ['a message changed in place (against the read-only type)', (c) => ((c[1] as { content: string }).content += ' (edited)')],
     ['a message dropped from the middle', (c) => c.splice(2, 1)],
     ['nothing new', () => undefined],
   ])('%s: the next body is still exact', (_name, change) => {
