@@ -14,24 +14,39 @@ import { unmetIndicatorNames } from './indicators.js';
 import { headlessQuestionNote, questionAnswerNote, trailingQuestion } from './iteration-message.js';
 import type { LoopState } from './run-state.js';
 import type { Ending } from './runner-end.js';
-import { decisionRecord } from './runner-events.js';
+import { decisionRecord, interrupted } from './runner-events.js';
 import type { LoopRunOptions } from './runner-types.js';
 import { detectStagnation, type StagnationResult } from './stagnation.js';
 import { EXTEND_ITERATIONS, renderDiversify, renderMaxIterations, renderStagnation } from './status-block.js';
 
 type Events<T> = AsyncGenerator<AgentEvent, T>;
 
+/**
+ * Where an iteration's decisions lead: on to the next iteration, or an ending — recorded with
+ * this iteration (`commit`), or not (stopped while a person was being asked: the iteration is
+ * redone on resume).
+ */
+export type IterationExit = { kind: 'next' } | { kind: 'end'; ending: Ending; commit: boolean };
+
+const NEXT: IterationExit = { kind: 'next' };
+
+/** Ends the run with this iteration recorded. */
+function endWith(ending: Ending): IterationExit {
+  return { kind: 'end', ending, commit: true };
+}
+
+/** Stopped while a person was being asked: nothing of this iteration is recorded. */
+const STOPPED: IterationExit = { kind: 'end', ending: interrupted(), commit: false };
+
 /** What the decisions of one iteration came to. */
 export interface Verdict {
-  ending: Ending | null;
+  exit: IterationExit;
   /** The hash history after this iteration (the same array when its hash is not recorded). */
   history: string[];
   /** Notes for the next iteration. */
   notes: string[];
   /** The decision record stored with the iteration. */
   record: Record<string, unknown>;
-  /** Interrupted while a person was being asked: the iteration is not committed. */
-  interrupted: boolean;
 }
 
 /** Decides for one evaluated iteration; holds the run's options and (mutable) state. */
@@ -49,15 +64,15 @@ export class IterationDecider {
   async *decide(n: number, ev: Evaluation, finalText: string, lastAction: string): Events<Verdict> {
     const s = this.state;
     const loop = this.opts.loop;
-    const v: Verdict = { ending: null, history: s.hashHistory, notes: [], record: {}, interrupted: false };
+    const v: Verdict = { exit: NEXT, history: s.hashHistory, notes: [], record: {} };
     let record = true;
     const approvalDue = loop.iteration_approval === 'strict' || (loop.iteration_approval === 'periodic' && n % loop.periodic_interval === 0);
     if (approvalDue) {
       const d = yield* this.ask({ prompt: 'approval', iteration: n, question: `Accept iteration ${n} and continue?` }, 'continue');
-      if (this.opts.signal.aborted) return { ...v, interrupted: true };
+      if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
       v.record.approval = decisionRecord(d);
       if (d.decision === 'abort') {
-        v.ending = { status: 'aborted', reason: 'user_aborted', message: `aborted at the approval prompt of iteration ${n}`, marker: 'partial' };
+        v.exit = endWith({ status: 'aborted', reason: 'user_aborted', message: `aborted at the approval prompt of iteration ${n}`, marker: 'partial' });
         return v;
       }
       if (d.decision === 'adjust') {
@@ -68,7 +83,7 @@ export class IterationDecider {
     }
     if (record && ev.gate.decision === 'exit') {
       v.history = [...s.hashHistory, ev.hash];
-      v.ending = { status: 'completed', reason: 'gate_passed', message: null, marker: 'complete' };
+      v.exit = endWith({ status: 'completed', reason: 'gate_passed', message: null, marker: 'complete' });
       return v;
     }
     if (record) {
@@ -76,7 +91,7 @@ export class IterationDecider {
       const stuck = detectStagnation(v.history, loop.stagnation_threshold);
       if (stuck.stagnant) {
         const handled = yield* this.onStagnation(n, ev, stuck, v, lastAction);
-        if (handled.interrupted || handled.ending !== null) return handled;
+        if (handled.exit.kind === 'end') return handled;
       }
     }
     if (ev.gate.decision === 'blocked' && ev.gate.feedback !== undefined) v.notes.push(ev.gate.feedback);
@@ -85,7 +100,7 @@ export class IterationDecider {
       const question = trailingQuestion(finalText);
       if (question !== null) {
         const answer = (await this.opts.decisions.answerQuestion?.(question, this.opts.signal)) ?? null;
-        if (this.opts.signal.aborted) return { ...v, interrupted: true };
+        if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
         v.notes.push(answer !== null && answer.trim() !== '' ? questionAnswerNote(answer) : headlessQuestionNote());
         v.record.question = { question, answer };
       }
@@ -99,18 +114,18 @@ export class IterationDecider {
         progressMade: [`Phase ${ev.phase.phase}: ${ev.phase.reason}`, `Indicators met: ${ev.met}/${ev.total}`],
       });
       const d = yield* this.ask({ prompt: 'max_iterations', iteration: n, question: `Max iterations (${s.maxIterations}) reached. What now?`, block }, null);
-      if (this.opts.signal.aborted) return { ...v, interrupted: true };
+      if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
       if (d !== null) v.record.max_iterations = decisionRecord(d);
       if (d?.decision === 'extend') s.maxIterations += EXTEND_ITERATIONS;
-      else if (d?.decision === 'complete') v.ending = { status: 'completed', reason: 'user_completed', message: null, marker: 'complete' };
-      else if (d?.decision === 'abort') v.ending = { status: 'aborted', reason: 'user_aborted', message: `aborted at max iterations (${s.maxIterations})`, marker: 'partial' };
+      else if (d?.decision === 'complete') v.exit = endWith({ status: 'completed', reason: 'user_completed', message: null, marker: 'complete' });
+      else if (d?.decision === 'abort') v.exit = endWith({ status: 'aborted', reason: 'user_aborted', message: `aborted at max iterations (${s.maxIterations})`, marker: 'partial' });
       else {
-        v.ending = {
+        v.exit = endWith({
           status: 'incomplete',
           reason: 'max_iterations',
           message: `max iterations reached (${n}/${s.maxIterations}) without passing the exit gate (${ev.gate.reason})`,
           marker: 'partial',
-        };
+        });
       }
     }
     return v;
@@ -143,7 +158,7 @@ export class IterationDecider {
       const next = nextDiversification(s.diversifications);
       if (next.action === 'abort') {
         yield detected('abort');
-        v.ending = { status: 'aborted', reason: abortReason, message: `${what}; ${next.reason}`, marker: 'aborted' };
+        v.exit = endWith({ status: 'aborted', reason: abortReason, message: `${what}; ${next.reason}`, marker: 'aborted' });
         return v;
       }
       yield detected('diversify');
@@ -165,26 +180,25 @@ export class IterationDecider {
     if (this.opts.decisions.kind !== 'headless') {
       yield detected('prompt');
       const d = yield* this.ask({ prompt: 'stagnation', iteration: n, question: 'Stagnation detected. How should the loop go on?', block }, null);
-      if (this.opts.signal.aborted) return { ...v, interrupted: true };
+      if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
       if (d !== null) (v.record.stagnation as Record<string, unknown>).decision = decisionRecord(d);
       if (d?.decision === 'continue' || d?.decision === 'adjust') {
         v.history = [];
         if (d.decision === 'adjust') v.notes.push(`The user clarified what is blocking progress (act on it): ${d.feedback?.trim() || '(no details given)'}`);
         return v;
       }
-      v.ending =
-        d?.decision === 'abort'
+      v.exit = endWith(d?.decision === 'abort'
           ? { status: 'aborted', reason: 'user_aborted', message: `aborted at the stagnation prompt (${what})`, marker: 'partial' }
-          : { status: 'aborted', reason: abortReason, message: `${what}; no decision left to continue`, marker: 'aborted' };
+          : { status: 'aborted', reason: abortReason, message: `${what}; no decision left to continue`, marker: 'aborted' });
       return v;
     }
     yield detected('abort');
-    v.ending = {
+    v.exit = endWith({
       status: 'aborted',
       reason: abortReason,
       message: `${what} (threshold ${loop.stagnation_threshold}); nobody can be asked in a headless run — set loop_mode.never_pause_on_stagnation (with max_iterations) to auto-diversify instead`,
       marker: 'aborted',
-    };
+    });
     return v;
   }
 

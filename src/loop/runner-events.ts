@@ -4,7 +4,7 @@
  * the endings of a stop (interrupt, deadline, per-iteration timeout).
  */
 import { hostname } from 'node:os';
-import type { AgentEvent } from '../agent/events.js';
+import type { AgentEvent, StopReason } from '../agent/events.js';
 import type { Decision } from './decisions.js';
 import type { Evaluation } from './evaluate.js';
 import type { Evidence } from './evidence.js';
@@ -17,6 +17,17 @@ export function interrupted(): Ending {
 }
 
 /** The ending of a turn stopped early: interrupt, deadline or the per-iteration timeout. */
+/**
+ * The ending an agent turn forces after its iteration is recorded, whatever the gate said:
+ * a conversation that no longer fits the window cannot go on. Other turn outcomes (a cut-off
+ * answer, a model that kept failing) are judged by the evidence like any iteration.
+ */
+export function turnEnding(stopReason: StopReason): Ending | null {
+  return stopReason === 'context_too_large'
+    ? { status: 'failed', reason: 'context_too_large', message: 'the conversation no longer fits the model context window (num_ctx); raise llm.num_ctx or start a new run', marker: 'partial' }
+    : null;
+}
+
 export function stopEnding(stop: 'interrupted' | 'deadline' | 'iteration_timeout', opts: LoopRunOptions): Ending {
   if (stop === 'interrupted') return interrupted();
   if (stop === 'deadline') {

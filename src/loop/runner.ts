@@ -22,7 +22,7 @@ import { buildIterationMessage } from './iteration-message.js';
 import { startHeartbeat } from './ownership.js';
 import { IterationDecider } from './runner-decide.js';
 import { endingMarker, isResumable, loopCompleteEvent, type EndContext, type Ending } from './runner-end.js';
-import { gateEvent, interrupted, statusEvent, stopEnding } from './runner-events.js';
+import { gateEvent, interrupted, statusEvent, stopEnding, turnEnding } from './runner-events.js';
 import { openRun, type OpenRun } from './runner-open.js';
 import { runIterationTurn } from './runner-turn.js';
 import type { BookkeepingPhase, LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
@@ -239,13 +239,8 @@ class LoopRunner {
     yield this.tag(gateEvent(ev), n);
 
     const verdict = yield* new IterationDecider(this.opts, s).decide(n, ev, turn.activity.finalText, turn.activity.lastAction);
-    if (verdict.interrupted) return yield* this.finish(interrupted(), false);
-    const contextFull = turn.outcome.stopReason === 'context_too_large';
-    const ending: Ending | null =
-      verdict.ending ??
-      (contextFull
-        ? { status: 'failed', reason: 'context_too_large', message: 'the conversation no longer fits the model context window (num_ctx); raise llm.num_ctx or start a new run', marker: 'partial' }
-        : null);
+    if (verdict.exit.kind === 'end' && !verdict.exit.commit) return yield* this.finish(verdict.exit.ending, false);
+    const ending: Ending | null = verdict.exit.kind === 'end' ? verdict.exit.ending : turnEnding(turn.outcome.stopReason);
 
     const recorded = verdict.history !== s.hashHistory;
     const tip = verdict.history[verdict.history.length - 1];
