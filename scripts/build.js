@@ -14,6 +14,10 @@
  *   fast path of `navi run` falls back, PGlite or postgres.js only when used, loop mode only
  *   for loop runs. Shared code and lazy modules live in `dist/chunks/`.
  * - `dist/store/open.js` — a second entry point, for bench/ (seeds databases in-process).
+ * - `dist/store/pglite-worker-thread.cjs` — the PGlite worker thread's code
+ *   (src/store/pglite-worker-thread.cjs, plain CommonJS that also runs unbuilt under vitest), its
+ *   own entry, not bundled: it requires only Node's modules and PGlite by path. The bundle finds it
+ *   under dist/ because `NAVI_BUNDLED` is defined (src/store/pglite-worker.ts).
  * - `dist/modules.json` — which file holds each lazily loaded module (for bench/profile.ts).
  * - `*.map` — source maps without sources (src/ paths and lines); main.cjs turns them on
  *   when NAVI_DEBUG is set, and Node reads none otherwise.
@@ -158,10 +162,21 @@ const result = await build({
   splitting: true,
   format: 'esm',
   external: ['@electric-sql/pglite'],
+  define: { NAVI_BUNDLED: 'true' },
   sourcemap: 'linked',
   sourcesContent: false,
   metafile: true,
   plugins: [englishZodLocalesOnly, sourceUrls],
+});
+
+// The worker thread's code (see the header): a CommonJS script of its own, run by new Worker(path).
+const worker = await build({
+  ...common,
+  entryPoints: [path.join(SRC, 'store/pglite-worker-thread.cjs')],
+  outfile: path.join(DIST, 'store/pglite-worker-thread.cjs'),
+  format: 'cjs',
+  sourcemap: 'linked',
+  sourcesContent: false,
 });
 
 /** @type {string[]} */
@@ -190,7 +205,7 @@ if (problems.length > 0) {
 }
 fs.mkdirSync(DIST, { recursive: true });
 /** @type {Map<string, Uint8Array>} */
-const out = new Map([...(bin.outputFiles ?? []), ...(result.outputFiles ?? [])].map((f) => [f.path, f.contents]));
+const out = new Map([...(bin.outputFiles ?? []), ...(worker.outputFiles ?? []), ...(result.outputFiles ?? [])].map((f) => [f.path, f.contents]));
 out.set(path.join(DIST, 'modules.json'), Buffer.from(`${JSON.stringify(modules, null, 1)}\n`));
 writeDist(out);
-process.stdout.write(`dist/: ${files + 2} files, ${(bytes / 1024).toFixed(0)} KiB of JavaScript, in ${(performance.now() - started).toFixed(0)} ms\n`);
+process.stdout.write(`dist/: ${files + 3} files, ${(bytes / 1024).toFixed(0)} KiB of JavaScript, in ${(performance.now() - started).toFixed(0)} ms\n`);

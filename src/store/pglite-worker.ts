@@ -14,10 +14,26 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { packagePath } from '../package-root.js';
 
-/** What the worker is started with. */
-interface WorkerInput {
-  /** Absolute path of PGlite's CommonJS entry, resolved here (the worker has no module location). */
+/**
+ * Set to true by scripts/build.js (esbuild `define`); absent when the sources run under tsx or
+ * vitest.
+ */
+declare const NAVI_BUNDLED: boolean | undefined;
+
+/**
+ * The worker's code, `pglite-worker-thread.cjs`: beside this file in `src/store/`, and copied by
+ * the build to `dist/store/` (the bundle's `import.meta.url` names the source file, so the
+ * directory is chosen here). A path, not a search: nothing is read until the worker starts.
+ */
+function workerFile(): string {
+  return packagePath(typeof NAVI_BUNDLED === 'undefined' ? 'src' : 'dist', 'store', 'pglite-worker-thread.cjs');
+}
+
+/** What the worker is started with (`pglite-worker-thread.cjs` reads it as `workerData`). */
+export interface WorkerInput {
+  /** Absolute path of PGlite's CommonJS entry, resolved here (as from `src/store/`, in the bundle too). */
   pgliteEntry: string;
   /** Absent for a worker started ahead of time: the first message names the directory. */
   dataDir?: string;
@@ -28,7 +44,7 @@ interface WorkerInput {
 let prewarmed: { worker: Worker; dead: boolean } | null = null;
 
 function startWorker(input: WorkerInput): Worker {
-  return new Worker(WORKER_SOURCE, { eval: true, workerData: input, execArgv: [] });
+  return new Worker(workerFile(), { workerData: input, execArgv: [] });
 }
 
 function pgliteEntry(): string {
@@ -57,215 +73,18 @@ export function discardPglitePrewarm(): void {
   prewarmed = null;
 }
 
-/**
- * The worker, as CommonJS evaluated from a string so the same code runs from `src/` (tests) and
- * `dist/`. One message in, one answer out, matched by `id`.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-// PGlite's 9 MB of WebAssembly: the baseline compiler alone opens ~3x faster than letting
-// TurboFan optimise it in the background (see open.ts). Set before the module is compiled.
-require('node:v8').setFlagsFromString('--liftoff-only');
-const { PGlite, protocol, parse } = require(workerData.pgliteEntry);
-const { serialize } = protocol;
-const identity = (v) => v;
-let db;
-
-function plain(err) {
-  const out = { message: err instanceof Error ? err.message : describeThrown(err), name: err instanceof Error ? err.name : 'Error' };
-  if (err !== null && typeof err === 'object') {
-    for (const key of Object.keys(err)) {
-      const v = err[key];
-      if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
-    }
-  }
-  return out;
-}
-
-// PGlite's file system (emscripten) throws ErrnoError objects that are not Errors and carry no
-// message: name the errno instead of "[object Object]".
-function describeThrown(err) {
-  if (err !== null && typeof err === 'object') {
-    if (typeof err.message === 'string' && err.message !== '') return err.message;
-    if (typeof err.errno === 'number') return (typeof err.name === 'string' ? err.name : 'error') + ' (errno ' + err.errno + ') in the PGlite file system';
-  }
-  return String(err);
-}
-
-// One thing at a time: a statement, or a whole transaction (BEGIN … COMMIT) whose statements
-// then run in order without taking the lock again.
-let lock = Promise.resolve();
-function exclusive(fn) {
-  const run = lock.then(fn);
-  lock = run.then(() => undefined, () => undefined);
-  return run;
-}
-const txs = new Map();
-let nextTx = 1;
-
-// Named prepared statements: PGlite's query() parses and plans every statement anew (a
-// multi-statement append took ~0.4 ms, ~0.1 ms once prepared). Bounded: past the limit, new
-// statement texts run unprepared.
-const MAX_PREPARED = 256;
-const prepared = new Map();
-let nextStatement = 1;
-
-function concat(parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-async function statementFor(sql) {
-  let st = prepared.get(sql);
-  if (st !== undefined || prepared.size >= MAX_PREPARED) return st;
-  const name = 'navi_' + nextStatement++;
-  const { messages } = await db.execProtocol(concat([serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync()]));
-  st = { name, types: parse.parseDescribeStatementResults(messages) };
-  prepared.set(sql, st);
-  return st;
-}
-
-async function runPrepared(st, m, parsers) {
-  // Parameters serialised exactly as PGlite's own query() does.
-  const values = m.params.map((v, i) => {
-    if (v === null || v === undefined) return null;
-    const serializer = db.serializers[st.types[i]];
-    return serializer ? serializer(v) : v.toString();
-  });
-  const { messages } = await db.execProtocol(
-    concat([serialize.bind({ statement: st.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
-  );
-  return parse.parseResults(messages, db.parsers, { rowMode: m.rowMode, parsers })[0];
-}
-
-async function runQuery(m) {
-  const parsers = {};
-  for (const oid of m.rawOids) parsers[oid] = identity;
-  const st = await statementFor(m.sql);
-  if (st === undefined) return db.query(m.sql, m.params, { rowMode: m.rowMode, parsers });
-  try {
-    return await runPrepared(st, m, parsers);
-  } catch (err) {
-    // A table changed under a prepared statement so that its result shape differs: prepare again.
-    if (!(err && err.code === '0A000')) throw err;
-    prepared.delete(m.sql);
-    await db.exec('deallocate ' + st.name);
-    return runPrepared(await statementFor(m.sql), m, parsers);
-  }
-}
-
-function results(r) {
-  return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
-}
-
-function inTx(m, fn) {
-  if (m.tx === undefined) return exclusive(fn);
-  const entry = txs.get(m.tx);
-  if (entry === undefined) return Promise.reject(new Error('navi: unknown transaction ' + m.tx));
-  const run = entry.chain.then(fn);
-  entry.chain = run.then(() => undefined, () => undefined);
-  return run;
-}
-
-async function handle(m) {
-  switch (m.op) {
-    case 'query':
-      return inTx(m, async () => results(await runQuery(m)));
-    case 'exec':
-      return inTx(m, async () => (await db.exec(m.sql)).map(results));
-    case 'begin': {
-      const id = nextTx++;
-      let release;
-      const held = new Promise((resolve) => (release = resolve));
-      const started = new Promise((resolve, reject) => {
-        exclusive(async () => {
-          try {
-            await db.exec('BEGIN');
-          } catch (err) {
-            reject(err);
-            return;
-          }
-          txs.set(id, { chain: Promise.resolve(), release });
-          resolve(id);
-          await held;
-        });
-      });
-      return started;
-    }
-    case 'end': {
-      const entry = txs.get(m.tx);
-      if (entry === undefined) return null;
-      try {
-        await entry.chain;
-        if (m.commit) {
-          const [done] = await db.exec('COMMIT');
-          // COMMIT of a transaction in which a statement failed rolls it back instead.
-          if (done && done.command === 'ROLLBACK') throw new Error('the transaction was rolled back');
-        } else {
-          await db.exec('ROLLBACK');
-        }
-      } finally {
-        txs.delete(m.tx);
-        entry.release();
-      }
-      return null;
-    }
-    case 'close':
-      return exclusive(async () => {
-        if (!db.closed) await db.close();
-        return null;
-      });
-    default:
-      throw new Error('navi: unknown operation ' + m.op);
-  }
-}
-
-// What does not depend on the directory starts at once: compiling the WebAssembly and reading
-// the file bundle (a worker started ahead of time has them ready when the directory is named).
-// Should these files move in a PGlite release, PGlite finds them itself.
-const fs = require('node:fs');
-const path = require('node:path');
-const pgliteDir = path.dirname(workerData.pgliteEntry);
-const assets = Promise.all([
-  WebAssembly.compile(fs.readFileSync(path.join(pgliteDir, 'pglite.wasm'))),
-  fs.promises.readFile(path.join(pgliteDir, 'pglite.data')),
-]).then(([pgliteWasmModule, data]) => ({ pgliteWasmModule, fsBundle: new Blob([data]) }), () => ({}));
-const where = workerData.dataDir !== undefined ? Promise.resolve(workerData) : new Promise((resolve) => parentPort.once('message', resolve));
-
-(async () => {
-  try {
-    const [ready, { dataDir, startParams }] = await Promise.all([assets, where]);
-    db = await PGlite.create(dataDir, { ...ready, startParams: [...PGlite.defaultStartParams, ...startParams] });
-  } catch (err) {
-    parentPort.postMessage({ id: 0, ok: false, error: plain(err) });
-    return;
-  }
-  parentPort.on('message', (m) => {
-    handle(m).then(
-      (value) => parentPort.postMessage({ id: m.id, ok: true, value }),
-      (err) => parentPort.postMessage({ id: m.id, ok: false, error: plain(err) }),
-    );
-  });
-  parentPort.postMessage({ id: 0, ok: true, value: null });
-})();
-`;
-
 /** How long closing may take before the worker is stopped anyway (a close takes ~15 ms). */
 const CLOSE_TIMEOUT_MS = 5_000;
 
-type Request =
+/** A message to the worker (sent with an `id`); its answer is a `Reply` with the same `id`. */
+export type Request =
   | { op: 'query'; sql: string; params: unknown[]; rowMode: 'array' | 'object'; rawOids: number[]; tx?: number }
   | { op: 'exec'; sql: string; tx?: number }
   | { op: 'begin' }
   | { op: 'end'; tx: number; commit: boolean }
   | { op: 'close' };
 
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: Record<string, unknown> & { message: string } };
+export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: Record<string, unknown> & { message: string } };
 
 /** A result as PGlite returns it (what drizzle reads). */
 export interface Results {
