@@ -9,7 +9,8 @@
  * not parse, or a reply with neither text nor a call.
  */
 import { isAbortError, ModelOutputError } from '../errors.js';
-import type { ChatRequest, ChatUsage, LlmClient, ToolCallRequest } from '../llm/types.js';
+import type { ChatMessage, ChatRequest, ChatUsage, LlmClient, ToolCallRequest } from '../llm/types.js';
+import { fillPrompt, loadPrompt } from '../prompts.js';
 import type { AgentEvent } from './events.js';
 import { type EventChannel, waitWithHeartbeat } from './wait-with-heartbeat.js';
 
@@ -122,3 +123,55 @@ export async function* callModel(input: ModelCallInput): AsyncGenerator<AgentEve
   }
   return { kind: 'reply', reply };
 }
+
+/**
+ * Times the model is asked again after a mistake of its own (a tool call Ollama could not
+ * parse, an empty reply) before the turn gives up: enough for a sampling accident, not enough
+ * to burn an hour on a model that cannot do it.
+ */
+export const MAX_MODEL_RETRIES = 2;
+
+
+/** The call's id: the model's (Ollama ≥ 0.12.10 sends `call_…`), else `call_<iteration>_<n>`. */
+export function callId(iteration: number, index: number, call: ToolCallRequest): string {
+  return call.id && call.id.length > 0 ? call.id : `call_${iteration}_${index}`;
+}
+
+/** The assistant message of a reply, with ids for its calls (the model's, or `call_<iteration>_<n>`). */
+export function assistantMessage(reply: ModelReply, iteration: number): ChatMessage {
+  return {
+    role: 'assistant',
+    content: reply.content,
+    ...(reply.thinking ? { thinking: reply.thinking } : {}),
+    ...(reply.calls.length > 0 ? { tool_calls: reply.calls.map((c, i) => ({ ...c, id: callId(iteration, i, c) })) } : {}),
+  };
+}
+
+export function usageOf(reply: ModelReply): { usage?: ChatUsage } {
+  return reply.usage ? { usage: reply.usage } : {};
+}
+
+/** The note a retry carries after the model's mistake (prompts/agent/retry-*.md). */
+export function correctionNote(mistake: ModelMistake, detail: string): string {
+  return mistake === 'malformed_tool_call'
+    ? fillPrompt(loadPrompt('agent/retry-malformed-call.md'), { detail })
+    : loadPrompt('agent/retry-empty-reply.md');
+}
+
+export function giveUpAdvice(mistake: ModelMistake): string {
+  return mistake === 'malformed_tool_call'
+    ? 'a larger model, a lower temperature, or a task that writes smaller files may help'
+    : 'try again, or a larger model';
+}
+
+/** `done_reason: "length"`: the model hit its output limit (num_predict, or the window). */
+export function truncatedWarning(model: string, reply: ModelReply, iteration: number): AgentEvent {
+  const kept = reply.calls.length > 0 ? 'its tool calls are complete and run' : 'the answer is incomplete';
+  return {
+    type: 'warning',
+    code: 'reply_truncated',
+    message: `model ${model} stopped at its output limit (done_reason "length"); ${kept}`,
+    iteration,
+  };
+}
+

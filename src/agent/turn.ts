@@ -3,7 +3,7 @@
  * Holds the turn's mutable state (context, profile, counters) and implements the TurnHost
  * that agent-level tools (plan, spawn_agent, switch_profile, remember, forget) call back into.
  */
-import type { ChatMessage, ChatUsage, ToolCallRequest, ToolSchema } from '../llm/types.js';
+import type { ChatMessage, ChatUsage, ToolSchema } from '../llm/types.js';
 import type { Profile } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { SpawnArgs, TodoItem, ToolContext, ToolResult, TurnHost } from '../tools/types.js';
@@ -13,8 +13,18 @@ import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
 import { reminderNotes, StallCounter, todoFingerprint, withNotes } from './mechanics.js';
-import { callModel, type ModelCallOutcome, type ModelMistake, type ModelReply } from './model-call.js';
-import { fillPrompt, loadPrompt } from '../prompts.js';
+import { capArgsForEvent, capForEvent } from './event-caps.js';
+import {
+  assistantMessage,
+  callId,
+  callModel,
+  correctionNote,
+  giveUpAdvice,
+  MAX_MODEL_RETRIES,
+  truncatedWarning,
+  usageOf,
+  type ModelCallOutcome,
+} from './model-call.js';
 import { unansweredCalls } from './context-repair.js';
 import { memoryMessage, refreshMemory } from './memory.js';
 import { SerialWriter } from './serial-writer.js';
@@ -22,18 +32,8 @@ import { estimateTokens, messageChars } from './tokens.js';
 import { capTools, droppedToolsNote } from './tool-ceiling.js';
 import { EventChannel, waitWithHeartbeat } from './wait-with-heartbeat.js';
 
-/**
- * Times the model is asked again after a mistake of its own (a tool call Ollama could not
- * parse, an empty reply) before the turn gives up: enough for a sampling accident, not enough
- * to burn an hour on a model that cannot do it.
- */
-export const MAX_MODEL_RETRIES = 2;
-
 /** Silence after which a heartbeat event is emitted (SPEC §4). */
 export const HEARTBEAT_MS = 15_000;
-/** Tool output shown in a `tool_call` event; the model still gets the registry's larger cap. */
-export const EVENT_OUTPUT_CHARS = 16_384;
-
 /** num_ctx to send: the configured one, lowered to the model's context length when not explicit. */
 export function effectiveNumCtx(configured: number, explicit: boolean, contextLength: number | undefined): number {
   if (explicit || contextLength === undefined || contextLength <= 0) return configured;
@@ -52,76 +52,7 @@ export function toolsForProfile(profile: Profile, has: (name: string) => boolean
   return names;
 }
 
-function callId(iteration: number, index: number, call: ToolCallRequest): string {
-  return call.id && call.id.length > 0 ? call.id : `call_${iteration}_${index}`;
-}
-
-function capForEvent(text: string): { output: string; truncated: boolean } {
-  if (text.length <= EVENT_OUTPUT_CHARS) return { output: text, truncated: false };
-  const half = EVENT_OUTPUT_CHARS / 2;
-  return { output: `${text.slice(0, half)}\n[… ${text.length - EVENT_OUTPUT_CHARS} chars omitted …]\n${text.slice(-half)}`, truncated: true };
-}
-
-/** Longest string argument shown whole in `tool_started` / `tool_call` events. */
-const EVENT_ARG_CHARS = 4_096;
-
-/**
- * Tool arguments for an event: long strings (a `write_file` with megabytes of content) are
- * shortened head + tail, so one call cannot make the event stream megabytes long. The model
- * and the database keep the arguments whole.
- */
-export function capArgsForEvent(args: unknown): unknown {
-  if (typeof args === 'string') {
-    if (args.length <= EVENT_ARG_CHARS) return args;
-    const half = EVENT_ARG_CHARS / 2;
-    return `${args.slice(0, half)}[… ${args.length - EVENT_ARG_CHARS} chars omitted …]${args.slice(-half)}`;
-  }
-  if (Array.isArray(args)) return args.map(capArgsForEvent);
-  if (typeof args === 'object' && args !== null) {
-    return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, capArgsForEvent(v)]));
-  }
-  return args;
-}
-
 type MechanicsTodos = Parameters<typeof reminderNotes>[0]['todos'];
-
-/** The assistant message of a reply, with ids for its calls (the model's, or `call_<iteration>_<n>`). */
-function assistantMessage(reply: ModelReply, iteration: number): ChatMessage {
-  return {
-    role: 'assistant',
-    content: reply.content,
-    ...(reply.thinking ? { thinking: reply.thinking } : {}),
-    ...(reply.calls.length > 0 ? { tool_calls: reply.calls.map((c, i) => ({ ...c, id: callId(iteration, i, c) })) } : {}),
-  };
-}
-
-function usageOf(reply: ModelReply): { usage?: ChatUsage } {
-  return reply.usage ? { usage: reply.usage } : {};
-}
-
-/** The note a retry carries after the model's mistake (prompts/agent/retry-*.md). */
-export function correctionNote(mistake: ModelMistake, detail: string): string {
-  return mistake === 'malformed_tool_call'
-    ? fillPrompt(loadPrompt('agent/retry-malformed-call.md'), { detail })
-    : loadPrompt('agent/retry-empty-reply.md');
-}
-
-function giveUpAdvice(mistake: ModelMistake): string {
-  return mistake === 'malformed_tool_call'
-    ? 'a larger model, a lower temperature, or a task that writes smaller files may help'
-    : 'try again, or a larger model';
-}
-
-/** `done_reason: "length"`: the model hit its output limit (num_predict, or the window). */
-function truncatedWarning(model: string, reply: ModelReply, iteration: number): AgentEvent {
-  const kept = reply.calls.length > 0 ? 'its tool calls are complete and run' : 'the answer is incomplete';
-  return {
-    type: 'warning',
-    code: 'reply_truncated',
-    message: `model ${model} stopped at its output limit (done_reason "length"); ${kept}`,
-    iteration,
-  };
-}
 
 /** Hooks the Agent provides to a turn: things that need the whole agent (sub-agents, planning, compression). */
 export interface TurnServices {

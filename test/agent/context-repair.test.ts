@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UNANSWERED_RESULT, unansweredCalls } from '../../src/agent/context-repair.js';
-import { capArgsForEvent } from '../../src/agent/turn.js';
+import { capArgsForEvent } from '../../src/agent/event-caps.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 
 const call = (name: string) => ({ name, arguments: {} });

@@ -5,7 +5,7 @@
  * silent success.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_MODEL_RETRIES } from '../../src/agent/turn.js';
+import { MAX_MODEL_RETRIES } from '../../src/agent/model-call.js';
 import { InvalidInputError, ModelOutputError } from '../../src/errors.js';
 import type { ChatChunk } from '../../src/llm/types.js';
 import { Agent } from '../../src/agent/agent.js';
