@@ -268,6 +268,10 @@ class FakeOllamaServer implements FakeOllama {
       sendJson(res, rejection.status, { error: rejection.error });
       return;
     }
+    // Known difference from the real server: `messages: []` only loads the model there (one JSON
+    // object with done_reason "load", or "unload" with keep_alive 0: server/routes.go ChatHandler);
+    // here it plays the next turn, because tests post empty messages to drive the stream. navi
+    // never sends an empty conversation.
     const index = this.cursor++;
     const scripted = this.script.turns[index];
     const turn = scripted ?? (this.script.on_exhausted === 'error' ? undefined : EXHAUSTED_TURN);
