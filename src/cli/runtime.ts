@@ -66,6 +66,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     throw err;
   }
   const interactive = isInteractive(env);
+  const memoryCache = memoryCacheFor(config, env);
   const agent = new Agent({
     llm: createOllamaClient(llmClientOptions(config.llm, base.explicit, env)),
     store,
@@ -73,7 +74,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     profiles,
     userTools: tools.userTools,
     user: userName(env),
-    memoryCache: memoryCacheFor(config, env),
+    ...(memoryCache ? { memoryCache } : {}),
     messageTokenBudget: config.context_message_token_budget,
     ...(interactive
       ? {
