@@ -9,15 +9,16 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
+import type { FakeScript } from '../support/fake-ollama.js';
 import { describeRun, requestMessages, scenario, SCENARIO_TIMEOUT_MS, type Scenario } from './helpers.js';
 
 const FACT = 'The user deploys with blue-green releases';
 
 /** A script whose first turn remembers FACT, then answers; later turns answer plainly. */
-const REMEMBER = {
+const REMEMBER: FakeScript = {
   turns: [{ tool_calls: [{ name: 'remember', arguments: { fact: FACT } }] }, { content: 'Noted.' }],
   on_exhausted: 'repeat_last',
-} as const;
+};
 
 const sentFact = (s: Scenario, chat: number): boolean => JSON.stringify(requestMessages(s.chats()[chat])).includes(FACT);
 
