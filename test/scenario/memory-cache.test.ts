@@ -14,10 +14,9 @@ import { describeRun, requestMessages, scenario, SCENARIO_TIMEOUT_MS, type Scena
 
 const FACT = 'The user deploys with blue-green releases';
 
-/** A script whose first turn remembers FACT, then answers; later turns answer plainly. */
+/** A script whose first turn remembers FACT, then answers; later calls get the fake's plain "done.". */
 const REMEMBER: FakeScript = {
   turns: [{ tool_calls: [{ name: 'remember', arguments: { fact: FACT } }] }, { content: 'Noted.' }],
-  on_exhausted: 'repeat_last',
 };
 
 const sentFact = (s: Scenario, chat: number): boolean => JSON.stringify(requestMessages(s.chats()[chat])).includes(FACT);
