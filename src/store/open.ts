@@ -12,6 +12,7 @@ import { InvalidInputError, NaviError, StorageError, describeError } from '../er
 import { errnoCode } from '../util/guards.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
 import { acquireDirLock, type DirLock } from './lock.js';
+import { unpackTemplate, VERSION_FILE } from './pgdata-template.js';
 import type * as PgliteWorkerModule from './pglite-worker.js';
 import type { PgliteInWorker } from './pglite-worker.js';
 import type { MigrationReport, OpenStoreOptions, Store } from './types.js';
@@ -56,7 +57,7 @@ interface Opened {
 }
 
 function openAndMigrate(opts: OpenStoreOptions): Promise<Opened> {
-  return opts.url ? openPostgres(opts.url, opts.connectTimeoutS ?? DEFAULT_CONNECT_TIMEOUT_S) : openPglite(opts.dataDir);
+  return opts.url ? openPostgres(opts.url, opts.connectTimeoutS ?? DEFAULT_CONNECT_TIMEOUT_S) : openPglite(opts);
 }
 
 /** The PGlite worker module, once `prewarmEmbeddedStore` started a worker on a guess. */
@@ -126,7 +127,7 @@ async function openPostgres(url: string, connectTimeoutS: number): Promise<Opene
   }
 }
 
-async function openPglite(dataDirOption: string): Promise<Opened> {
+async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true }: OpenStoreOptions): Promise<Opened> {
   // An empty path would resolve to the working directory and fill it with PostgreSQL files.
   if (dataDirOption.trim() === '') {
     throw new InvalidInputError('data_dir_invalid', 'the PGlite data directory is empty; set NAVI_DATA_DIR or db.data_dir to a directory path');
@@ -142,6 +143,7 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
 
   let opening: Promise<PgliteInWorker> | undefined;
   try {
+    await newStore(dataDir, useTemplate, notice);
     // The worker starts first: it opens the directory on another core while drizzle and the
     // repositories load here.
     const { PgliteInWorker } = await import('./pglite-worker.js');
@@ -180,6 +182,22 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
         'Move the directory aside to start fresh, or set DATABASE_URL to use PostgreSQL.',
       { cause: err },
     );
+  }
+}
+
+/**
+ * A directory without a database gets navi's migrated template (src/store/pgdata-template.ts)
+ * instead of initdb; the user hears about the one-time cost. A template that cannot be unpacked
+ * leaves the directory as it was, and PGlite runs initdb.
+ */
+async function newStore(dataDir: string, useTemplate: boolean, notice: ((message: string) => void) | undefined): Promise<void> {
+  if (fs.existsSync(path.join(dataDir, VERSION_FILE))) return;
+  notice?.(`creating the database in ${dataDir} (first run)`);
+  if (!useTemplate) return;
+  try {
+    await unpackTemplate(dataDir);
+  } catch {
+    // initdb it is: slower, same result.
   }
 }
 

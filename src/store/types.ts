@@ -188,6 +188,10 @@ export interface OpenStoreOptions {
   dataDir: string;
   /** PostgreSQL only: seconds to wait for the server to answer before failing (default 10). */
   connectTimeoutS?: number;
+  /** PGlite only: told once when a new database is being created (a one-time cost). */
+  notice?: (message: string) => void;
+  /** PGlite only: false runs initdb instead of unpacking the shipped template (the build makes the template so). */
+  useTemplate?: boolean;
 }
 
 /** What `migrateDatabase` (`navi db migrate`) did. */
