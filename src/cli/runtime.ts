@@ -108,6 +108,8 @@ export function llmClientOptions(
     chunkTimeoutS: chunk ? llm.chunk_timeout_s : lenient(llm.chunk_timeout_s),
     strict: { firstChunk, chunk },
     callTimeoutS: llm.call_timeout_s,
+    // The plain request bodies, the fast path's oracle (README, Development).
+    ...(env.NAVI_PLAIN_BODIES === '1' ? { plainBodies: true } : {}),
   };
 }
 
