@@ -102,7 +102,12 @@ async function serveConnection(socket, db, exclusive) {
   const inbox = [];
   /** @type {(() => void) | null} */
   let wake = null;
-  const idle = () => socket.destroy();
+  // Silence costs nothing while the client holds nothing (a run through the holder waits on
+  // its model for minutes); silence while it holds the database stalls everyone: cut it off.
+  const idle = () => {
+    if (holding()) socket.destroy();
+    else timer = setTimeout(idle, IDLE_MS);
+  };
   let timer = setTimeout(idle, IDLE_MS);
   socket.on('data', (data) => {
     inbox.push(data);
