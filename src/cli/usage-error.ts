@@ -16,15 +16,23 @@ export function dedupeUnknown(msg: string): string {
   return `${kept.length === 1 ? 'Unknown argument' : 'Unknown arguments'}: ${kept.map(dashed).join(', ')}`;
 }
 
-/** Levenshtein distance (flags are short: the quadratic table is nothing). */
+/**
+ * Edit distance counting a swap of two neighbours as one edit (`modle` → `model`): the optimal
+ * string alignment variant of Damerau-Levenshtein. Flags are short: the table is nothing.
+ */
 function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number): number => d[i]?.[j] ?? 0;
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    prev = row;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      const row = d[i];
+      if (row) row[j] = best;
+    }
   }
-  return prev[b.length] ?? 0;
+  return at(a.length, b.length);
 }
 
 /** The known flag closest to `typed` (without dashes), or null when none is close. */
