@@ -70,6 +70,8 @@ export class Output {
   private segmentsWritten = false;
   /** Loop mode: `iteration 2/5`, shown before every activity of the iteration. */
   private progressPrefix = '';
+  /** The tool running now (its label), so a heartbeat keeps saying which one. */
+  private runningTool: string | null = null;
 
   constructor(private readonly opts: OutputOptions) {
     this.progress = createProgress({
@@ -175,9 +177,12 @@ export class Output {
   }
 
   /** The spinner shows `activity` (with the loop iteration in loop mode); the answer's line is ended first. */
-  private activity(activity: string): void {
+  private activity(activity: string, ev?: AgentEvent): void {
     this.endSegment();
-    this.progress.update(this.progressPrefix === '' ? activity : `${this.progressPrefix} · ${activity}`);
+    // A sub-agent's steps say whose they are (the parent's tool call is still running).
+    const agent = ev?.is_subagent === true ? ev.agent_path?.at(-1) : undefined;
+    const text = agent === undefined ? activity : `${terminalSafe(agent)}: ${activity}`;
+    this.progress.update(this.progressPrefix === '' ? text : `${this.progressPrefix} · ${text}`);
   }
 
   private answerText(ev: Extract<AgentEvent, { type: 'text_delta' }>): void {
@@ -205,16 +210,18 @@ export class Output {
         this.answerText(ev);
         break;
       case 'thinking_delta':
-        this.activity('thinking…');
+        this.activity('thinking…', ev);
         break;
       case 'tool_started':
-        this.activity(toolLabel(ev.name, ev.arguments));
+        if (ev.is_subagent !== true) this.runningTool = toolLabel(ev.name, ev.arguments);
+        this.activity(toolLabel(ev.name, ev.arguments), ev);
         break;
       case 'tool_call':
         this.endSegment();
-        this.progress.log(`${ev.ok ? '✓' : '✗'} ${toolLabel(ev.name, ev.arguments)} (${Math.round(ev.duration_ms)} ms)`);
+        this.progress.log(`${ev.is_subagent === true ? `  ${terminalSafe(ev.agent_path?.at(-1) ?? 'sub-agent')}: ` : ''}${ev.ok ? '✓' : '✗'} ${toolLabel(ev.name, ev.arguments)} (${Math.round(ev.duration_ms)} ms)`);
         // The next step after a tool is the model reading its result (or the next tool, which says so).
-        this.activity('waiting for the model…');
+        if (ev.is_subagent !== true) this.runningTool = null;
+        this.activity('waiting for the model…', ev);
         break;
       case 'warning':
         if (!this.opts.quiet) this.diagnostic(`warning: ${ev.message}`);
@@ -225,20 +232,20 @@ export class Output {
       case 'heartbeat':
         // Mid-line in the answer (the model paused while writing), a spinner would break the line.
         if (this.segment !== null && !this.atLineStart) break;
-        this.activity(ev.waiting_for === 'model' ? `waiting for the model… ${Math.round(ev.elapsed_ms / 1000)} s` : `tool running… ${Math.round(ev.elapsed_ms / 1000)} s`);
+        this.activity(`${ev.waiting_for === 'model' ? 'waiting for the model…' : (this.runningTool ?? 'tool running…')} ${Math.round(ev.elapsed_ms / 1000)} s`, ev);
         break;
       case 'run_started':
-        this.activity('waiting for the model…');
+        this.activity('waiting for the model…', ev);
         break;
       case 'compression_started':
-        this.activity('compressing the conversation…');
+        this.activity('compressing the conversation…', ev);
         break;
       case 'stream_end':
         // The turn's answer is complete; in loop mode the runner now gathers evidence (checks
         // may run for minutes), in one shot navi saves and may extract memories.
         this.endSegment();
-        if (this.wroteText && !this.atLineStart) this.text('\n');
-        this.activity(this.progressPrefix === '' ? 'finishing…' : 'checking the evidence…');
+        // A sub-agent's end is the parent's tool finishing: its tool_call follows.
+        if (ev.is_subagent !== true) this.activity(this.progressPrefix === '' ? 'finishing…' : 'checking the evidence…');
         break;
       case 'model_info':
       case 'thinking_end':
