@@ -13,8 +13,6 @@ import { integerCoerce } from './flag-values.js';
 import { commandHelp, currentCommand, examplesText, helpWidth, hideTypes } from './help-layout.js';
 import { usageMessage } from './usage-error.js';
 
-export { dedupeUnknown } from './usage-error.js';
-
 const TOP_EXAMPLES = examplesText([
   ['navi run "list the TODOs in src/"', 'one shot: the answer on stdout'],
   ['navi loop tasks/fix-failing-tests.yaml', 'iterate until the checks pass'],
@@ -102,17 +100,17 @@ export async function main(args: string[]): Promise<void> {
           .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' }),
           {
             path: 'run',
-          uses: ['db', 'ollama', 'profile'],
-          examples: [
-            ['navi run "list the TODOs in src/"', ''],
-            ['git diff | navi run -o json', 'prompt from stdin, one JSON result'],
-            ['navi run -s SESSION_ID "now fix the first one"', 'continue a session'],
-          ],
-          epilog:
-            'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies); ' +
-            '2 invalid input (also: an unknown session or profile, a model that is not pulled or cannot call tools); ' +
-            '3 incomplete (max iterations, or the answer was cut off at the output limit; continue with -s); ' +
-            '75 Ollama unreachable or stopped answering (retry later); 130 interrupted.',
+            uses: ['db', 'ollama', 'profile'],
+            examples: [
+              ['navi run "list the TODOs in src/"', ''],
+              ['git diff | navi run -o json', 'prompt from stdin, one JSON result'],
+              ['navi run -s SESSION_ID "now fix the first one"', 'continue a session'],
+            ],
+            epilog:
+              'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies); ' +
+              '2 invalid input (also: an unknown session or profile, a model that is not pulled or cannot call tools); ' +
+              '3 incomplete (max iterations, or the answer was cut off at the output limit; continue with -s); ' +
+              '75 Ollama unreachable or stopped answering (retry later); 130 interrupted.',
           },
         ),
       lazy(() => Promise.resolve(runCommand), sink),
@@ -136,16 +134,16 @@ export async function main(args: string[]): Promise<void> {
           .option('iteration-timeout', { type: 'string', describe: "Longest one iteration's agent turn may take (default 30m); exit 5" }),
           {
             path: 'loop',
-          uses: ['db', 'ollama', 'profile'],
-          examples: [
-            ['navi loop tasks/fix-failing-tests.yaml', 'run a task file until its checks pass and the model signals exit'],
-            ['navi loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe'],
-            ['navi loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations'],
-          ],
-          epilog:
-            'Exit codes: 0 completed (exit gate passed), 2 invalid input (also: an unknown run id), 3 max iterations ' +
-            '(resumable), 4 aborted (user or stagnation), 5 budget exhausted (resumable), 75 Ollama unavailable ' +
-            '(retry later), 130 interrupted (resumable).',
+            uses: ['db', 'ollama', 'profile'],
+            examples: [
+              ['navi loop tasks/fix-failing-tests.yaml', 'run a task file until its checks pass and the model signals exit'],
+              ['navi loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe'],
+              ['navi loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations'],
+            ],
+            epilog:
+              'Exit codes: 0 completed (exit gate passed), 2 invalid input (also: an unknown run id), 3 max iterations ' +
+              '(resumable), 4 aborted (user or stagnation), 5 budget exhausted (resumable), 75 Ollama unavailable ' +
+              '(retry later), 130 interrupted (resumable).',
           },
         ),
       lazy(() => Promise.resolve(loopCommand), sink),
