@@ -149,7 +149,7 @@ export async function main(args: string[]): Promise<void> {
       lazy(() => Promise.resolve(loopCommand), sink),
     )
     .command('tasks', 'List, show and validate task files (tasks/*.yaml)', (y) =>
-      y
+      commandHelp(y, { path: 'tasks', uses: [], examples: [['navi tasks list', ''], ['navi tasks validate', '']] })
         .command('list', 'List task files here and shipped examples (no database, no model)', (yy) => commandHelp(yy, { path: 'tasks list', uses: [], examples: [
           ['navi tasks list', ''],
           ['navi tasks list -o json', 'as JSON'],
@@ -157,20 +157,19 @@ export async function main(args: string[]): Promise<void> {
         .command(
           'show <file>',
           'Show a task file as navi reads it (a path, or a name under tasks/)',
-          (yy) => commandHelp(yy.positional('file', { type: 'string', demandOption: true }), { path: 'tasks show', uses: [], examples: [['navi tasks show fix-failing-tests', 'a shipped example, by name'], ['navi tasks show tasks/fix.yaml', 'a file']] }),
+          (yy) => commandHelp(yy.positional('file', { type: 'string', demandOption: true, describe: 'A task file, or a name under tasks/ (see: navi tasks list)' }), { path: 'tasks show', uses: [], examples: [['navi tasks show fix-failing-tests', 'a shipped example, by name'], ['navi tasks show tasks/fix.yaml', 'a file']] }),
           lazy(async () => (await import('./commands/tasks.js')).tasksShow, sink),
         )
         .command(
           'validate [file]',
           'Validate one task file, or all under tasks/; exit 2 listing every problem',
-          (yy) => commandHelp(yy.positional('file', { type: 'string' }), { path: 'tasks validate', uses: [], examples: [['navi tasks validate', 'every file under tasks/'], ['navi tasks validate tasks/fix.yaml', 'one file']] }),
+          (yy) => commandHelp(yy.positional('file', { type: 'string', describe: 'A task file (default: every file under tasks/)' }), { path: 'tasks validate', uses: [], examples: [['navi tasks validate', 'every file under tasks/'], ['navi tasks validate tasks/fix.yaml', 'one file']] }),
           lazy(async () => (await import('./commands/tasks.js')).tasksValidate, sink),
         )
-        .demandCommand(1, 'name a tasks subcommand: list, show, validate')
-        .epilog(examplesText([['navi tasks list', ''], ['navi tasks validate', '']])),
+        .demandCommand(1, 'name a tasks subcommand: list, show, validate'),
     )
     .command('runs', 'Loop runs: list them, show one with its iterations', (y) =>
-      y
+      commandHelp(y, { path: 'runs', uses: ['db'], examples: [['navi runs list', ''], ['navi runs show RUN_ID', '']] })
         .command(
           'list',
           'List loop runs, newest first',
@@ -186,18 +185,17 @@ export async function main(args: string[]): Promise<void> {
           'show <id>',
           'Show a run: status, counters, budgets, and every iteration (status block, gate, decisions)',
           (yy) =>
-            commandHelp(yy.positional('id', { type: 'string', demandOption: true }), {
+            commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The run id (see: navi runs list)' }), {
               path: 'runs show',
               uses: ['db'],
               examples: [['navi runs show run_mikq3x2a0_7hq2', 'while the loop runs, or after'], ['navi runs show run_mikq3x2a0_7hq2 -o json', 'as JSON']],
             }),
           lazy(async () => (await import('./commands/runs.js')).runsShow, sink),
         )
-        .demandCommand(1, 'name a runs subcommand: list, show')
-        .epilog(examplesText([['navi runs list', ''], ['navi runs show RUN_ID', '']])),
+        .demandCommand(1, 'name a runs subcommand: list, show'),
     )
     .command('sessions', 'List, show, delete and compact sessions', (y) =>
-      y
+      commandHelp(y, { path: 'sessions', uses: ['db', 'ollama', 'profile'], examples: [['navi sessions list', ''], ['navi sessions show SESSION_ID', '']] })
         .command(
           'list',
           'List sessions, newest first',
@@ -212,31 +210,30 @@ export async function main(args: string[]): Promise<void> {
         .command(
           'show <id>',
           "Show a session's messages (the display buffer)",
-          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true }), { path: 'sessions show', uses: ['db'], examples: [['navi sessions show SESSION_ID', ''], ['navi sessions show SESSION_ID -o json', 'as JSON']] }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), { path: 'sessions show', uses: ['db'], examples: [['navi sessions show SESSION_ID', ''], ['navi sessions show SESSION_ID -o json', 'as JSON']] }),
           lazy(async () => (await import('./commands/sessions.js')).sessionsShow, sink),
         )
         .command(
           'rm <id>',
           'Delete a session and everything stored with it',
-          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true }), { path: 'sessions rm', uses: ['db'], examples: [['navi sessions rm SESSION_ID', '']] }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), { path: 'sessions rm', uses: ['db'], examples: [['navi sessions rm SESSION_ID', '']] }),
           lazy(async () => (await import('./commands/sessions.js')).sessionsRemove, sink),
         )
         .command(
           'compact <id>',
           "Compress a session's context now (the model summarises older messages; history is kept)",
           (yy) =>
-            commandHelp(yy.positional('id', { type: 'string', demandOption: true }), {
+            commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), {
               path: 'sessions compact',
               uses: ['db', 'ollama', 'profile'],
               examples: [['navi sessions compact SESSION_ID', 'the model summarises older messages']],
             }),
           lazy(async () => (await import('./commands/compact.js')).sessionsCompact, sink),
         )
-        .demandCommand(1, 'name a sessions subcommand: list, show, rm, compact')
-        .epilog(examplesText([['navi sessions list', ''], ['navi sessions show SESSION_ID', '']])),
+        .demandCommand(1, 'name a sessions subcommand: list, show, rm, compact'),
     )
     .command('profiles', 'List and show profiles', (y) =>
-      y
+      commandHelp(y, { path: 'profiles', uses: [], examples: [['navi profiles list', ''], ['navi profiles show coder', '']] })
         .command('list', 'List profiles', (yy) => commandHelp(yy, { path: 'profiles list', uses: [], examples: [
           ['navi profiles list', ''],
           ['navi profiles list -o json', 'as JSON'],
@@ -244,14 +241,13 @@ export async function main(args: string[]): Promise<void> {
         .command(
           'show <id>',
           "Show a profile's effective settings, tools and system prompt",
-          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true }), { path: 'profiles show', uses: [], examples: [['navi profiles show coder', 'settings, tools and the system prompt']] }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The profile id (see: navi profiles list)' }), { path: 'profiles show', uses: [], examples: [['navi profiles show coder', 'settings, tools and the system prompt']] }),
           lazy(async () => (await import('./commands/profiles.js')).profilesShow, sink),
         )
-        .demandCommand(1, 'name a profiles subcommand: list, show')
-        .epilog(examplesText([['navi profiles list', ''], ['navi profiles show coder', '']])),
+        .demandCommand(1, 'name a profiles subcommand: list, show'),
     )
     .command('memory', 'Long-term memory facts (what navi remembers about you)', (y) =>
-      y
+      commandHelp(y, { path: 'memory', uses: ['db'], examples: [['navi memory list', ''], ['navi memory forget MEMORY_ID', '']] })
         .command('list', 'List remembered facts', (yy) => commandHelp(yy, { path: 'memory list', uses: ['db'], examples: [
           ['navi memory list', ''],
           ['navi memory list -o json', 'as JSON'],
@@ -259,20 +255,18 @@ export async function main(args: string[]): Promise<void> {
         .command(
           'forget <id>',
           'Forget one fact by id',
-          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true }), { path: 'memory forget', uses: ['db'], examples: [['navi memory forget MEMORY_ID', 'ids are in: navi memory list']] }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: "The fact's id (see: navi memory list)" }), { path: 'memory forget', uses: ['db'], examples: [['navi memory forget MEMORY_ID', 'ids are in: navi memory list']] }),
           lazy(async () => (await import('./commands/memory.js')).memoryForget, sink),
         )
-        .demandCommand(1, 'name a memory subcommand: list, forget')
-        .epilog(examplesText([['navi memory list', ''], ['navi memory forget MEMORY_ID', '']])),
+        .demandCommand(1, 'name a memory subcommand: list, forget'),
     )
     .command('db', 'Database maintenance', (y) =>
-      y
+      commandHelp(y, { path: 'db', uses: ['db'], examples: [['navi db migrate', '']] })
         .command('migrate', 'Apply migrations now (they also run on first use)', (yy) => commandHelp(yy, { path: 'db migrate', uses: ['db'], examples: [
           ['navi db migrate', 'the embedded store'],
           ['navi db migrate --db postgres://user@host/navi', 'a PostgreSQL database'],
         ] }), lazy(async () => (await import('./commands/db.js')).dbMigrate, sink))
-        .demandCommand(1, 'name a db subcommand: migrate')
-        .epilog(examplesText([['navi db migrate', '']])),
+        .demandCommand(1, 'name a db subcommand: migrate'),
     )
     .command('doctor', 'Check config, database, Ollama, model, profiles and tools', (yy) => commandHelp(yy, { path: 'doctor', uses: ['db', 'ollama', 'profile'], examples: [
           ['navi doctor', ''],
