@@ -86,7 +86,7 @@ describe('--help of each command', () => {
       expect(run.code, describeRun(run)).toBe(0);
       return run.stdout;
     };
-    for (const cmd of ['tasks list', 'profiles show', 'init']) {
+    for (const cmd of ['tasks', 'tasks list', 'profiles', 'profiles show', 'init']) {
       const text = await help(cmd);
       for (const flag of ['--ollama-host', '--db', '--model', '--profile', '--version']) expect(text, `${cmd} --help`).not.toContain(flag);
       expect(text).toContain('--cwd');
