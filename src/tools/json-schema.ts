@@ -138,9 +138,9 @@ export class JsonSchemaCompiler {
 
   /**
    * Compiles `schema` (a JSON value: no functions, no cycles). Never throws for a bad schema:
-   * the problem names the offending keyword's path under `parameters`.
+   * the problem names the offending keyword's path under `where` (a tool's `parameters`).
    */
-  async compile(schema: Readonly<Record<string, unknown>>): Promise<CompiledSchema> {
+  async compile(schema: Readonly<Record<string, unknown>>, where = 'parameters'): Promise<CompiledSchema> {
     const declared = schema.$schema;
     let dialect: Dialect = 'draft-07';
     if (declared !== undefined) {
@@ -148,7 +148,7 @@ export class JsonSchemaCompiler {
       if (!known) {
         return {
           ok: false,
-          problem: `parameters.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
+          problem: `${where}.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
         };
       }
       dialect = known;
@@ -158,7 +158,7 @@ export class JsonSchemaCompiler {
     const engine = await this.engine(dialect);
     if (!(await engine.validateSchema(compilable))) {
       const [first] = describeAjvErrors(engine.errors, compilable);
-      return { ok: false, problem: first ? formatIssue('parameters', first) : 'parameters: not a valid JSON Schema' };
+      return { ok: false, problem: first ? formatIssue(where, first) : `${where}: not a valid JSON Schema` };
     }
     try {
       const validate = engine.compile(compilable);
@@ -172,7 +172,7 @@ export class JsonSchemaCompiler {
       // ajv's messages here are one line ("strict mode: unknown keyword: \"requried\"", "can't resolve reference …").
       const message = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
       engine.removeSchema(compilable);
-      return { ok: false, problem: `parameters: ${message}` };
+      return { ok: false, problem: `${where}: ${message}` };
     }
   }
 }
