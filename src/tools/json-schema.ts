@@ -58,15 +58,33 @@ const AJV_OPTIONS: Options = {
 /** Problems listed for one schema mismatch; the registry shows only the first few anyway. */
 const MAX_ISSUES = 8;
 
+/**
+ * ajv is CommonJS. Node gives its classes as named exports too (cjs-module-lexer), but in the
+ * esbuild bundle (code splitting) a lazily imported CommonJS module has only `default`
+ * (`module.exports`, which is the draft-07 class; the 2019/2020 modules' `default` is theirs):
+ * `import('ajv').Ajv` was undefined in `dist/` and every user tool with a schema failed there.
+ */
 async function createEngine(dialect: Dialect): Promise<SchemaEngine> {
   switch (dialect) {
-    case 'draft-07':
-      return new (await import('ajv')).Ajv(AJV_OPTIONS);
-    case '2019-09':
-      return new (await import('ajv/dist/2019.js')).Ajv2019(AJV_OPTIONS);
-    case '2020-12':
-      return new (await import('ajv/dist/2020.js')).Ajv2020(AJV_OPTIONS);
+    case 'draft-07': {
+      const m = await import('ajv');
+      return new (cjsExport<typeof m.Ajv>(m, 'Ajv'))(AJV_OPTIONS);
+    }
+    case '2019-09': {
+      const m = await import('ajv/dist/2019.js');
+      return new (cjsExport<typeof m.Ajv2019>(m, 'Ajv2019'))(AJV_OPTIONS);
+    }
+    case '2020-12': {
+      const m = await import('ajv/dist/2020.js');
+      return new (cjsExport<typeof m.Ajv2020>(m, 'Ajv2020'))(AJV_OPTIONS);
+    }
   }
+}
+
+/** A CommonJS module's class: its named export when there is one, else `default` (see above). */
+function cjsExport<T>(mod: object, name: string): T {
+  const record = mod as Record<string, unknown>;
+  return (record[name] ?? record.default) as T;
 }
 
 /** The value a JSON pointer (`/a/0/b`) designates inside `root`, or undefined. */
