@@ -4,8 +4,8 @@
  * FILE`, `-c/--continue`, `--append-system-prompt TEXT`, `--allowed-tools`/`--disallowed-tools`,
  * and piped stdin beside a prompt argument. Each problem with them is exit 2 naming the flag.
  */
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { OutputSchema, ToolFilter } from '../agent/agent-types.js';
 import { parseToolList, unknownFilterNames } from '../agent/tool-filter.js';
 import { readUserFile } from '../config/read-user-file.js';
@@ -78,12 +78,33 @@ export async function latestSessionIn(store: Store, cwd: string): Promise<string
   return latest.id;
 }
 
-/** `--output-last-message FILE` (relative to the working directory): the final answer, as-is. */
-export function writeLastMessage(file: string, cwd: string, text: string): void {
+/**
+ * `--output-last-message FILE` (relative to the working directory): the final answer, as-is.
+ * Returns why it could not be written, or null.
+ */
+export function writeLastMessage(file: string, cwd: string, text: string): string | null {
   try {
     writeFileSync(resolve(cwd, file), text.endsWith('\n') || text === '' ? text : `${text}\n`);
+    return null;
   } catch (err) {
-    throw new InvalidInputError('flag_invalid', `--output-last-message ${file}: cannot write it (${describeError(err)})`);
+    return `--output-last-message ${file}: cannot write it (${describeError(err)})`;
+  }
+}
+
+/** Before the run: a file whose directory is missing (or that is a directory) fails now, not after the work. */
+export function checkLastMessageTarget(file: string, cwd: string): void {
+  const path = resolve(cwd, file);
+  let dirOk = false;
+  try {
+    dirOk = statSync(dirname(path)).isDirectory();
+  } catch {
+    dirOk = false;
+  }
+  if (!dirOk) throw new InvalidInputError('flag_invalid', `--output-last-message ${file}: directory ${dirname(path)} does not exist`);
+  try {
+    if (statSync(path).isDirectory()) throw new InvalidInputError('flag_invalid', `--output-last-message ${file}: is a directory`);
+  } catch (err) {
+    if (err instanceof InvalidInputError) throw err;
   }
 }
 

@@ -6,7 +6,7 @@
  * `GEMINI.md`. Outside a git repository only the working directory is searched (as codex does):
  * a file in some parent of an unrelated directory is not the project's.
  */
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { readUserFile } from '../config/read-user-file.js';
 import { fillPrompt, loadPrompt } from '../prompts.js';
@@ -64,10 +64,9 @@ function instructionFileIn(dir: string): string | null {
   for (const name of INSTRUCTION_FILE_NAMES) {
     const path = join(dir, name);
     try {
-      // A directory or other odd entry with the name is skipped; a regular file (or a link to
-      // one) is read, and read strictly (readUserFile refuses FIFOs, devices, huge files).
-      const info = lstatSync(path);
-      if (info.isFile() || info.isSymbolicLink()) return path;
+      // A directory with the name is skipped; anything else is read strictly (readUserFile
+      // refuses FIFOs, devices and huge files with exit 2 naming the file).
+      if (!statSync(path).isDirectory()) return path;
     } catch {
       // absent
     }

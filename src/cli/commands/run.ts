@@ -18,6 +18,7 @@ import { createOutput, resolveCwd } from '../setup.js';
 import type { Output } from '../output.js';
 import {
   checkFlagCombinations,
+  checkLastMessageTarget,
   checkToolFilter,
   combinePrompt,
   latestSessionIn,
@@ -167,6 +168,7 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       if (!args.quiet) output.diagnostic(`warning: ${m}`);
     });
     const outputSchema = args.outputSchema !== undefined ? await loadOutputSchema(args.outputSchema, cwd) : undefined;
+    if (args.outputLastMessage !== undefined) checkLastMessageTarget(args.outputLastMessage, cwd);
     const toolFilter = toolFilterFrom(args);
     // Read once: it decides loop entry and is the one-shot run's configuration.
     const loaded = loadLoopConfig(args, cwd, []);
@@ -218,9 +220,10 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       }
       show(step.value);
     }
-    const status = OUTCOMES[outcome.stopReason];
-    const message = outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
-    if (args.outputLastMessage !== undefined) writeLastMessage(args.outputLastMessage, cwd, outcome.text);
+    const unwritten = args.outputLastMessage !== undefined ? writeLastMessage(args.outputLastMessage, cwd, outcome.text) : null;
+    // The answer is there, but a script waiting for the file would not find it: not a success.
+    const status = unwritten !== null && OUTCOMES[outcome.stopReason] === 'success' ? 'error' : OUTCOMES[outcome.stopReason];
+    const message = unwritten ?? outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
     await output.result({
       status,
       reason: outcome.schemaErrors !== undefined ? 'output_schema_mismatch' : outcome.stopReason,
