@@ -94,7 +94,7 @@ export function writeLastMessage(file: string, cwd: string, text: string): strin
 /** Before the run: a file whose directory is missing (or that is a directory) fails now, not after the work. */
 export function checkLastMessageTarget(file: string, cwd: string): void {
   const path = resolve(cwd, file);
-  let dirOk = false;
+  let dirOk: boolean;
   try {
     dirOk = statSync(dirname(path)).isDirectory();
   } catch {
