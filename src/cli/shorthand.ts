@@ -60,6 +60,8 @@ export function expandShorthand(args: readonly string[]): string[] {
     throw new InvalidInputError('usage', noCommandMessage(args));
   }
   const word = args[first] ?? '';
+  // After `--` every word is the prompt's, even one spelled like a command.
+  if (args[first - 1] === '--') return ['run', ...args];
   if (word === 'help') return [...args.slice(0, first), '--help', ...args.slice(first + 1)];
   if ((COMMANDS as readonly string[]).includes(word)) return [...args];
   const meant = mistypedCommand(word);
