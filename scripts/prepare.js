@@ -7,7 +7,7 @@
  * but a GLOBAL install from git runs it with none of them (npm/cli#8440, open): the nested
  * `npm install` inherits `--global` and installs the clone itself instead of its dependencies.
  * So when the build tools are missing, this installs them here first, locally (the global and
- * prefix settings npm passed down removed; `--ignore-scripts` so this hook does not run again).
+ * settings of the outer install removed; `--ignore-scripts` so this hook does not run again).
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -46,7 +46,9 @@ if (!resolvable('esbuild') || !resolvable('yargs')) {
   /** @type {NodeJS.ProcessEnv} */
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!/^npm_config_(global|location|prefix)$/i.test(key)) env[key] = value;
+    // Only where packages come from is kept: --global, --prefix, --force and the rest of the
+    // outer install's settings would make this another global install of navi itself.
+    if (!/^npm_config_/i.test(key) || /^npm_config_(cache|registry|userconfig|globalconfig|strict_ssl|cafile|proxy|https_proxy|noproxy)$/i.test(key)) env[key] = value;
   }
   process.stderr.write('navi prepare: installing the build dependencies (npm/cli#8440: a global git install provides none)\n');
   run(process.execPath, [npm, 'install', '--include=dev', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--global=false'], env);
