@@ -6,11 +6,14 @@
  * npm is meant to install a git dependency's dependencies and devDependencies before `prepare`,
  * but a GLOBAL install from git runs it with none of them (npm/cli#8440, open): the nested
  * `npm install` inherits `--global` and installs the clone itself instead of its dependencies.
- * So when the build tools are missing, this installs them here first, locally (the global and
- * settings of the outer install removed; `--ignore-scripts` so this hook does not run again).
+ * So when the build tools are missing, this installs them first (`npm ci` from the lockfile, in a
+ * temporary directory linked as node_modules, without the outer install's settings and with
+ * `--ignore-scripts`), then builds.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
@@ -48,9 +51,26 @@ if (!resolvable('esbuild') || !resolvable('yargs')) {
   for (const [key, value] of Object.entries(process.env)) {
     // Only where packages come from is kept: --global, --prefix, --force and the rest of the
     // outer install's settings would make this another global install of navi itself.
-    if (!/^npm_config_/i.test(key) || /^npm_config_(cache|registry|userconfig|globalconfig|strict_ssl|cafile|proxy|https_proxy|noproxy)$/i.test(key)) env[key] = value;
+    if (!/^npm_config_/i.test(key) || /^npm_config_(cache|registry|userconfig|strict_ssl|cafile|proxy|https_proxy|noproxy)$/i.test(key)) env[key] = value;
   }
+  // In a directory of its own (the clone is npm's working area meanwhile), from the lockfile.
+  const tools = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-prepare-'));
+  for (const file of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(ROOT, file), path.join(tools, file));
   process.stderr.write('navi prepare: installing the build dependencies (npm/cli#8440: a global git install provides none)\n');
-  run(process.execPath, [npm, 'install', '--include=dev', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--global=false'], env);
+  const result = spawnSync(process.execPath, [npm, 'ci', '--include=dev', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: tools, env, stdio: 'inherit' });
+  if (result.status !== 0) {
+    process.stderr.write(`navi prepare: npm ci of the build dependencies failed (${result.error?.message ?? `exit ${String(result.status)}`})\n`);
+    process.exit(result.status ?? 1);
+  }
+  fs.rmSync(path.join(ROOT, 'node_modules'), { recursive: true, force: true });
+  fs.symlinkSync(path.join(tools, 'node_modules'), path.join(ROOT, 'node_modules'), 'dir');
+  try {
+    run(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], process.env);
+  } finally {
+    // The bundle needs none of it; the installed package gets its own dependencies from npm.
+    fs.rmSync(path.join(ROOT, 'node_modules'), { force: true });
+    fs.rmSync(tools, { recursive: true, force: true });
+  }
+} else {
+  run(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], process.env);
 }
-run(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], process.env);
