@@ -121,7 +121,7 @@ export async function main(args: string[]): Promise<void> {
           .example('$0 run --output-schema answer.schema.json -o json "…" | jq .structured', 'structured answer for a script')
           .example('$0 run -c "now fix the first one"', 'continue the latest session here (or -s SESSION_ID)')
           .epilog(
-            'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies); ' +
+            'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies, or an answer that does not match --output-schema); ' +
               '2 invalid input (also: a model that cannot call tools); 3 incomplete (max iterations, or the answer was cut off ' +
               'at the output limit; continue with -s); 75 Ollama unreachable or stopped answering; 130 interrupted.',
           ),
