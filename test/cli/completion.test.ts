@@ -3,12 +3,18 @@
  * subcommands, flags and fixed flag values; every flag it offers exists in the command's
  * `--help` (so the static table cannot drift from app.ts).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { COMPLETION_TREE, GLOBAL_FLAGS } from '../../src/cli/completion-script.js';
 import { cleanEnv, makeTempDir, runNavi } from '../support/cli.js';
 
 const TIMEOUT_MS = 60_000;
+
+/** zsh is not on every machine (the bash tests always run). */
+function hasZsh(): boolean {
+  return spawnSync('zsh', ['-f', '-c', 'true']).status === 0;
+}
 
 /** What bash completes for the words typed so far (the last one may be partial). */
 function complete(script: string, words: string[]): string[] {
@@ -46,6 +52,22 @@ describe('navi completion', () => {
     const unknown = await runNavi(['completion'], { cwd, env: cleanEnv({ SHELL: '/bin/fish' }) });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/navi completion: name the shell \(bash or zsh\)/);
+  }, TIMEOUT_MS);
+
+  it.skipIf(!hasZsh())('zsh: the script loads (compinit, bashcompinit) and the function answers as bashcompinit calls it', async () => {
+    const cwd = makeTempDir('completion');
+    const run = await runNavi(['completion', 'zsh'], { cwd, env: cleanEnv() });
+    const file = `${cwd}/navi.zsh`;
+    writeFileSync(file, run.stdout);
+    // bashcompinit's compgen runs the -F function under `emulate -L sh` (0-based arrays); zsh's
+    // compadd then keeps the candidates that match what was typed.
+    const program = `source ${file}
+ask() { emulate -L sh; setopt kshglob noshglob braceexpand; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _navi_completion; echo "\${COMPREPLY[@]}"; }
+ask navi sessions ''
+ask navi run -o ''
+ask navi loop --approval ''`;
+    const out = execFileSync('zsh', ['-f', '-c', program], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd } });
+    expect(out.split('\n')).toEqual(['list show rm compact', 'text json stream-json', 'none strict periodic', '']);
   }, TIMEOUT_MS);
 
   it('every flag offered is one the command accepts (its --help lists it)', async () => {
