@@ -74,3 +74,19 @@ if (!resolvable('esbuild') || !resolvable('yargs')) {
 } else {
   run(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], process.env);
 }
+
+/**
+ * npm/cli#8440 once more: that nested global `npm install` also linked the global package to
+ * this clone (`<prefix>/lib/node_modules/navi -> …/_cacache/tmp/git-clone…`), a directory npm
+ * deletes when the install ends; the outer install then writes the real package through the
+ * link and leaves a dangling `navi`. Removing the link lets it install a directory of its own.
+ */
+const globalPrefix = process.env.npm_config_global === 'true' ? (process.env.npm_config_global_prefix ?? process.env.npm_config_prefix) : undefined;
+if (globalPrefix) {
+  const link = process.platform === 'win32' ? path.join(globalPrefix, 'node_modules', 'navi') : path.join(globalPrefix, 'lib', 'node_modules', 'navi');
+  try {
+    if (fs.lstatSync(link).isSymbolicLink() && fs.realpathSync(link) === fs.realpathSync(ROOT)) fs.unlinkSync(link);
+  } catch {
+    // Not there, or not ours: nothing to undo.
+  }
+}
