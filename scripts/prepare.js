@@ -35,8 +35,8 @@ function resolvable(name) {
 function run(command, args, env) {
   const result = spawnSync(command, args, { cwd: ROOT, env, stdio: 'inherit' });
   if (result.status !== 0) {
-    process.stderr.write(`navi prepare: ${path.basename(command)} ${args.join(' ')} failed (${result.error?.message ?? `exit ${String(result.status)}`})\n`);
-    process.exit(result.status ?? 1);
+    process.exitCode = result.status ?? 1;
+    throw new Error(`navi prepare: ${path.basename(command)} ${args.join(' ')} failed (${result.error?.message ?? `exit ${String(result.status)}`})`);
   }
 }
 
@@ -59,8 +59,8 @@ if (!resolvable('esbuild') || !resolvable('yargs')) {
   process.stderr.write('navi prepare: installing the build dependencies (npm/cli#8440: a global git install provides none)\n');
   const result = spawnSync(process.execPath, [npm, 'ci', '--include=dev', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: tools, env, stdio: 'inherit' });
   if (result.status !== 0) {
-    process.stderr.write(`navi prepare: npm ci of the build dependencies failed (${result.error?.message ?? `exit ${String(result.status)}`})\n`);
-    process.exit(result.status ?? 1);
+    process.exitCode = result.status ?? 1;
+    throw new Error(`navi prepare: npm ci of the build dependencies failed (${result.error?.message ?? `exit ${String(result.status)}`})`);
   }
   fs.rmSync(path.join(ROOT, 'node_modules'), { recursive: true, force: true });
   fs.symlinkSync(path.join(tools, 'node_modules'), path.join(ROOT, 'node_modules'), 'dir');
@@ -76,17 +76,26 @@ if (!resolvable('esbuild') || !resolvable('yargs')) {
 }
 
 /**
- * npm/cli#8440 once more: that nested global `npm install` also linked the global package to
- * this clone (`<prefix>/lib/node_modules/navi -> …/_cacache/tmp/git-clone…`), a directory npm
- * deletes when the install ends; the outer install then writes the real package through the
- * link and leaves a dangling `navi`. Removing the link lets it install a directory of its own.
+ * npm/cli#8440 (and #3692) once more: that nested global `npm install` also links the global
+ * package to this clone (`<prefix>/lib/node_modules/navi -> …/_cacache/tmp/git-clone…`), which
+ * npm deletes when the install ends: the outer install writes the package through the link and
+ * leaves `navi` dangling. A real directory in the link's place (a copy of the built clone, which
+ * the outer install then overwrites with the packed files) outlives the clone.
  */
 const globalPrefix = process.env.npm_config_global === 'true' ? (process.env.npm_config_global_prefix ?? process.env.npm_config_prefix) : undefined;
 if (globalPrefix) {
   const link = process.platform === 'win32' ? path.join(globalPrefix, 'node_modules', 'navi') : path.join(globalPrefix, 'lib', 'node_modules', 'navi');
+  let ours = false;
   try {
-    if (fs.lstatSync(link).isSymbolicLink() && fs.realpathSync(link) === fs.realpathSync(ROOT)) fs.unlinkSync(link);
+    ours = fs.lstatSync(link).isSymbolicLink() && fs.realpathSync(link) === fs.realpathSync(ROOT);
   } catch {
-    // Not there, or not ours: nothing to undo.
+    ours = false;
+  }
+  if (ours) {
+    const copy = `${link}.navi-prepare`;
+    fs.rmSync(copy, { recursive: true, force: true });
+    fs.cpSync(ROOT, copy, { recursive: true, filter: (src) => !/[\\/](node_modules|\.git)$/.test(src) });
+    fs.unlinkSync(link);
+    fs.renameSync(copy, link);
   }
 }
