@@ -85,7 +85,8 @@ if (!resolvable('esbuild') || !resolvable('yargs')) {
 const globalPrefix = process.env.npm_config_global === 'true' ? (process.env.npm_config_global_prefix ?? process.env.npm_config_prefix) : undefined;
 if (globalPrefix) {
   const link = process.platform === 'win32' ? path.join(globalPrefix, 'node_modules', 'navi') : path.join(globalPrefix, 'lib', 'node_modules', 'navi');
-  let ours = false;
+  /** @type {boolean} */
+  let ours;
   try {
     ours = fs.lstatSync(link).isSymbolicLink() && fs.realpathSync(link) === fs.realpathSync(ROOT);
   } catch {
