@@ -77,7 +77,7 @@ export async function profilesShow(argv: Args): Promise<number> {
   if (instructions === null) out.push('  off (--no-project-instructions)');
   else if (instructionFiles.length === 0) out.push(`  none found (AGENTS.md, CLAUDE.md or GEMINI.md, from ${instructions.root ?? cwd} down to ${cwd})`);
   else for (const f of instructionFiles) out.push(`  ${f.path} (${f.bytes} bytes${f.used_bytes < f.bytes ? `, ${f.used_bytes} used: the cap is reached` : ''})`);
-  out.push('', `system prompt (${Buffer.byteLength(prompt)} bytes; long-term memory is added at run time):`, prompt);
+  out.push('', `system prompt (${Buffer.byteLength(prompt)} bytes):`, prompt);
   process.stdout.write(`${out.join('\n')}\n`);
   return 0;
 }
