@@ -31,9 +31,23 @@ function resolvable(name) {
   }
 }
 
-/** @param {string} command @param {string[]} args @param {NodeJS.ProcessEnv} env */
-function run(command, args, env) {
-  const result = spawnSync(command, args, { cwd: ROOT, env, stdio: 'inherit' });
+/**
+ * The environment for a nested npm: only where packages come from is kept — --global, --prefix,
+ * --force and the rest of the outer install's settings would make it another global install
+ * of navi itself.
+ */
+function cleanNpmEnv() {
+  /** @type {NodeJS.ProcessEnv} */
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^npm_config_/i.test(key) || /^npm_config_(cache|registry|userconfig|strict_ssl|cafile|proxy|https_proxy|noproxy)$/i.test(key)) env[key] = value;
+  }
+  return env;
+}
+
+/** @param {string} command @param {string[]} args @param {NodeJS.ProcessEnv} env @param {string} [cwd] */
+function run(command, args, env, cwd = ROOT) {
+  const result = spawnSync(command, args, { cwd, env, stdio: 'inherit' });
   if (result.status !== 0) {
     process.exitCode = result.status ?? 1;
     throw new Error(`navi prepare: ${path.basename(command)} ${args.join(' ')} failed (${result.error?.message ?? `exit ${String(result.status)}`})`);
@@ -46,13 +60,7 @@ if (!resolvable('esbuild') || !resolvable('yargs')) {
     process.stderr.write('navi prepare: esbuild is not installed and npm did not say where it is; run `npm install` first\n');
     process.exit(1);
   }
-  /** @type {NodeJS.ProcessEnv} */
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    // Only where packages come from is kept: --global, --prefix, --force and the rest of the
-    // outer install's settings would make this another global install of navi itself.
-    if (!/^npm_config_/i.test(key) || /^npm_config_(cache|registry|userconfig|strict_ssl|cafile|proxy|https_proxy|noproxy)$/i.test(key)) env[key] = value;
-  }
+  const env = cleanNpmEnv();
   // In a directory of its own (the clone is npm's working area meanwhile), from the lockfile.
   const tools = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-prepare-'));
   for (const file of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(ROOT, file), path.join(tools, file));
@@ -96,6 +104,11 @@ if (globalPrefix) {
     const copy = `${link}.navi-prepare`;
     fs.rmSync(copy, { recursive: true, force: true });
     fs.cpSync(ROOT, copy, { recursive: true, filter: (src) => !/[\\/](node_modules|\.git)$/.test(src) });
+    // npm's cache directory is private; an installed package is not.
+    fs.chmodSync(copy, 0o755);
+    // The outer install puts the dependencies through the link too, into the clone it deletes:
+    // the copy gets its own, from the lockfile (already in npm's cache from the step above).
+    run(process.execPath, [process.env.npm_execpath ?? 'npm', 'ci', '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts'], cleanNpmEnv(), copy);
     fs.unlinkSync(link);
     fs.renameSync(copy, link);
   }
