@@ -6,6 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
@@ -38,4 +39,20 @@ describe('the package', () => {
     expect(script).toContain("'--ignore-scripts'");
     expect(script).toContain("path.join(ROOT, 'scripts', 'build.js')");
   });
+
+  // Needs the npm registry and a few minutes: opt in with NAVI_TEST_GIT_INSTALL=1 (it installs
+  // the committed HEAD of this repository, globally, into a temporary prefix).
+  it.skipIf(!process.env.NAVI_TEST_GIT_INSTALL)('npm i -g git+file://… installs a bin that runs and opens its database', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-git-install-'));
+    try {
+      const branch = execFileSync('git', ['rev-parse', '--abbrev-ref', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+      execFileSync('npm', ['i', '-g', '--prefix', path.join(dir, 'prefix'), `git+file://${REPO_ROOT}#${branch}`], { cwd: dir, stdio: 'ignore' });
+      const bin = path.join(dir, 'prefix', 'bin', 'navi');
+      expect(execFileSync(bin, ['--version'], { cwd: dir, encoding: 'utf8' })).toMatch(/^\d+\.\d+\.\d+\n$/);
+      const sessions = execFileSync(bin, ['sessions', 'list'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NAVI_DATA_DIR: path.join(dir, 'data') } });
+      expect(sessions).toMatch(/no sessions yet/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 900_000);
 });
