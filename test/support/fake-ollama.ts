@@ -7,6 +7,7 @@
  * capabilities, format) before a scripted turn is used; a rejected request consumes no turn.
  * A `format` (structured outputs) is honoured as fake-ollama-format.ts describes.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -44,6 +45,8 @@ export interface RecordedRequest {
   body: Record<string, unknown> | undefined;
   /** Raw body length in bytes (what a local model would have to prefill). */
   bytes: number;
+  /** sha256 of the raw body (hex): byte-exact comparisons without keeping the bytes. */
+  sha256: string;
   /** `Date.now()` when the body had been read. */
   receivedAt: number;
   /** Index of the scripted turn served (chat requests only). */
@@ -184,9 +187,12 @@ class FakeOllamaServer implements FakeOllama {
       path: (req.url ?? '/').split('?')[0] ?? '/',
       body: parseBody(raw),
       bytes: raw.length,
+      sha256: '',
       receivedAt: Date.now(),
       clientClosed: false,
     };
+    // After `receivedAt`: hashing is the model's time, never the harness gap the bench measures.
+    record.sha256 = createHash('sha256').update(raw).digest('hex');
     this.requests.push(record);
     this.onRequest?.(record);
     const cancelled = new AbortController();
