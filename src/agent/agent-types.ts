@@ -74,6 +74,29 @@ export interface TurnOptions {
   subagent?: SubagentTurn;
   /** Registered tools offered on top of the profile's (loop mode adds `loop_signal`). */
   extraTools?: string[];
+  /**
+   * Appended to the profile's prompt inside the one system message, the same bytes for the whole
+   * run: project instructions (AGENTS.md…) and `--append-system-prompt`. Sub-agents get it too.
+   */
+  systemAppendix?: string;
+  /** `--allowed-tools` / `--disallowed-tools`: narrows the profile's tools for this run. */
+  toolFilter?: ToolFilter;
+  /** `--output-schema`: the final answer is asked again with Ollama's `format` and checked. */
+  outputSchema?: OutputSchema;
+}
+
+/** Which of the profile's tools a run keeps (names; `only` absent = all). */
+export interface ToolFilter {
+  only?: readonly string[];
+  except?: readonly string[];
+}
+
+/** A JSON Schema for the final answer and its checker (ajv, compiled by the caller). */
+export interface OutputSchema {
+  /** Sent as Ollama's `format` (the server constrains the answer to it). */
+  schema: Record<string, unknown>;
+  /** Problems of a parsed answer, one line each; empty when it matches. */
+  check: (value: unknown) => string[];
 }
 
 export interface TurnOutcome {
@@ -85,6 +108,10 @@ export interface TurnOutcome {
   usage: ChatUsage;
   /** Why the turn produced no usable answer (`model_error`, `truncated`), one line. */
   error?: string;
+  /** With `outputSchema`: the final answer, parsed and matching the schema. */
+  structured?: unknown;
+  /** With `outputSchema`: why the answer did not match after the retry (one line each). */
+  schemaErrors?: string[];
 }
 
 export type { AgentEvent };

@@ -9,6 +9,7 @@ import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } 
 import type { NaviConfig } from '../config/schema.js';
 import { createOllamaClient } from '../llm/ollama-client.js';
 import type { LlmClientOptions } from '../llm/types.js';
+import { findProjectInstructions, type ProjectInstructions } from '../profiles/project-instructions.js';
 import type { Profile, ProfileSet } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -26,6 +27,15 @@ export interface Runtime extends CliSetup {
   store: Promise<Store>;
   agent: Agent;
   interactive: boolean;
+  /** AGENTS.md & co. found for the working directory (none with `--no-project-instructions`). */
+  instructions: ProjectInstructions | null;
+  /** What goes after the profile's prompt in the system message (instructions, --append-system-prompt). */
+  systemAppendix: string;
+}
+
+/** Project instructions then `--append-system-prompt`: the run's part of the system message. */
+export function systemAppendix(instructions: ProjectInstructions | null, appended: string | undefined): string {
+  return [instructions?.text ?? '', appended?.trim() ?? ''].filter((part) => part.length > 0).join('\n\n');
 }
 
 /** Whose long-term memories apply: the OS user (memories are per user, SPEC §9). */
@@ -65,6 +75,14 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     if (!opts.store) await store.then((s) => s.close()).catch(() => undefined);
     throw err;
   }
+  let instructions: ProjectInstructions | null = null;
+  try {
+    // Read once: the system message is the same bytes for the whole run (SPEC §8).
+    if (args.projectInstructions !== false) instructions = findProjectInstructions(cwd);
+  } catch (err) {
+    if (!opts.store) await store.then((s) => s.close()).catch(() => undefined);
+    throw err;
+  }
   const interactive = isInteractive(env);
   const memoryCache = memoryCacheFor(config, env);
   const agent = new Agent({
@@ -85,7 +103,17 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
         }
       : {}),
   });
-  return { ...base, profiles, registry: tools.registry, userTools: tools.userTools, store, agent, interactive };
+  return {
+    ...base,
+    profiles,
+    registry: tools.registry,
+    userTools: tools.userTools,
+    store,
+    agent,
+    interactive,
+    instructions,
+    systemAppendix: systemAppendix(instructions, args.appendSystemPrompt),
+  };
 }
 
 /**
@@ -151,6 +179,7 @@ export function turnBase(rt: Runtime, signal: AbortSignal): Omit<TurnOptions, 's
       maxOutputBytes: config.tools.shell.max_output_bytes,
     },
     redact: createRedactor(env),
+    ...(rt.systemAppendix.length > 0 ? { systemAppendix: rt.systemAppendix } : {}),
     ...(Number.isFinite(heartbeat) && heartbeat > 0 ? { heartbeatMs: heartbeat } : {}),
   };
 }

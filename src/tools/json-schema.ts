@@ -58,15 +58,33 @@ const AJV_OPTIONS: Options = {
 /** Problems listed for one schema mismatch; the registry shows only the first few anyway. */
 const MAX_ISSUES = 8;
 
+/**
+ * ajv is CommonJS. Node gives its classes as named exports too (cjs-module-lexer), but in the
+ * esbuild bundle (code splitting) a lazily imported CommonJS module has only `default`
+ * (`module.exports`, which is the draft-07 class; the 2019/2020 modules' `default` is theirs):
+ * `import('ajv').Ajv` was undefined in `dist/` and every user tool with a schema failed there.
+ */
 async function createEngine(dialect: Dialect): Promise<SchemaEngine> {
   switch (dialect) {
-    case 'draft-07':
-      return new (await import('ajv')).Ajv(AJV_OPTIONS);
-    case '2019-09':
-      return new (await import('ajv/dist/2019.js')).Ajv2019(AJV_OPTIONS);
-    case '2020-12':
-      return new (await import('ajv/dist/2020.js')).Ajv2020(AJV_OPTIONS);
+    case 'draft-07': {
+      const m = await import('ajv');
+      return new (cjsExport<typeof m.Ajv>(m, 'Ajv'))(AJV_OPTIONS);
+    }
+    case '2019-09': {
+      const m = await import('ajv/dist/2019.js');
+      return new (cjsExport<typeof m.Ajv2019>(m, 'Ajv2019'))(AJV_OPTIONS);
+    }
+    case '2020-12': {
+      const m = await import('ajv/dist/2020.js');
+      return new (cjsExport<typeof m.Ajv2020>(m, 'Ajv2020'))(AJV_OPTIONS);
+    }
   }
+}
+
+/** A CommonJS module's class: its named export when there is one, else `default` (see above). */
+function cjsExport<T>(mod: object, name: string): T {
+  const record = mod as Record<string, unknown>;
+  return (record[name] ?? record.default) as T;
 }
 
 /** The value a JSON pointer (`/a/0/b`) designates inside `root`, or undefined. */
@@ -138,9 +156,9 @@ export class JsonSchemaCompiler {
 
   /**
    * Compiles `schema` (a JSON value: no functions, no cycles). Never throws for a bad schema:
-   * the problem names the offending keyword's path under `parameters`.
+   * the problem names the offending keyword's path under `where` (a tool's `parameters`).
    */
-  async compile(schema: Readonly<Record<string, unknown>>): Promise<CompiledSchema> {
+  async compile(schema: Readonly<Record<string, unknown>>, where = 'parameters'): Promise<CompiledSchema> {
     const declared = schema.$schema;
     let dialect: Dialect = 'draft-07';
     if (declared !== undefined) {
@@ -148,7 +166,7 @@ export class JsonSchemaCompiler {
       if (!known) {
         return {
           ok: false,
-          problem: `parameters.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
+          problem: `${where}.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
         };
       }
       dialect = known;
@@ -158,7 +176,7 @@ export class JsonSchemaCompiler {
     const engine = await this.engine(dialect);
     if (!(await engine.validateSchema(compilable))) {
       const [first] = describeAjvErrors(engine.errors, compilable);
-      return { ok: false, problem: first ? formatIssue('parameters', first) : 'parameters: not a valid JSON Schema' };
+      return { ok: false, problem: first ? formatIssue(where, first) : `${where}: not a valid JSON Schema` };
     }
     try {
       const validate = engine.compile(compilable);
@@ -172,7 +190,7 @@ export class JsonSchemaCompiler {
       // ajv's messages here are one line ("strict mode: unknown keyword: \"requried\"", "can't resolve reference …").
       const message = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
       engine.removeSchema(compilable);
-      return { ok: false, problem: `parameters: ${message}` };
+      return { ok: false, problem: `${where}: ${message}` };
     }
   }
 }
