@@ -58,15 +58,24 @@ const AJV_OPTIONS: Options = {
 /** Problems listed for one schema mismatch; the registry shows only the first few anyway. */
 const MAX_ISSUES = 8;
 
-async function createEngine(dialect: Dialect): Promise<SchemaEngine> {
+async function createEngine(dialect: Dialect, options: Options): Promise<SchemaEngine> {
   switch (dialect) {
     case 'draft-07':
-      return new (await import('ajv')).Ajv(AJV_OPTIONS);
+      return new (await import('ajv')).Ajv(options);
     case '2019-09':
-      return new (await import('ajv/dist/2019.js')).Ajv2019(AJV_OPTIONS);
+      return new (await import('ajv/dist/2019.js')).Ajv2019(options);
     case '2020-12':
-      return new (await import('ajv/dist/2020.js')).Ajv2020(AJV_OPTIONS);
+      return new (await import('ajv/dist/2020.js')).Ajv2020(options);
   }
+}
+
+/** How a compiler treats schemas. */
+export interface JsonSchemaCompilerOptions {
+  /**
+   * Default true: an unknown keyword is an error (a user's own tool). False for schemas navi
+   * does not own (MCP servers): unknown keywords are annotations, only invalid schemas fail.
+   */
+  strict?: boolean;
 }
 
 /** The value a JSON pointer (`/a/0/b`) designates inside `root`, or undefined. */
@@ -126,11 +135,16 @@ function formatIssue(prefix: string, issue: SchemaIssue): string {
  */
 export class JsonSchemaCompiler {
   private readonly engines = new Map<Dialect, Promise<SchemaEngine>>();
+  private readonly options: Options;
+
+  constructor(options: JsonSchemaCompilerOptions = {}) {
+    this.options = options.strict === false ? { ...AJV_OPTIONS, strict: false } : AJV_OPTIONS;
+  }
 
   private engine(dialect: Dialect): Promise<SchemaEngine> {
     let engine = this.engines.get(dialect);
     if (!engine) {
-      engine = createEngine(dialect);
+      engine = createEngine(dialect, this.options);
       this.engines.set(dialect, engine);
     }
     return engine;
@@ -145,13 +159,16 @@ export class JsonSchemaCompiler {
     let dialect: Dialect = 'draft-07';
     if (declared !== undefined) {
       const known = typeof declared === 'string' ? DIALECTS[declared.replace(/#$/, '')] : undefined;
-      if (!known) {
+      if (!known && this.options.strict === false) {
+        // Not ours to reject: read it as the draft LLM tool schemas use.
+      } else if (!known) {
         return {
           ok: false,
           problem: `parameters.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
         };
+      } else {
+        dialect = known;
       }
-      dialect = known;
     }
     // The dialect is chosen above, so `$schema` itself (whose exact spelling ajv is picky about) is not compiled.
     const { $schema: _omitted, ...compilable } = schema;
