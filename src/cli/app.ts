@@ -209,12 +209,23 @@ export async function main(args: string[]): Promise<void> {
         )
         .demandCommand(1, 'name a memory subcommand: list, forget'),
     )
+    .command('mcp', 'MCP servers: their state and the tools they offer (starts them; no database, no model)', (y) =>
+      y
+        .command('list', 'Each configured server: transport, state, tool count, start time', {}, lazy(async () => (await import('./commands/mcp.js')).mcpList, sink))
+        .command(
+          'tools [server]',
+          'The tools the servers offer, named as the model sees them (mcp__<server>__<tool>)',
+          (c) => c.positional('server', { type: 'string', describe: 'Only this server' }),
+          lazy(async () => (await import('./commands/mcp.js')).mcpTools, sink),
+        )
+        .demandCommand(1, 'name an mcp subcommand: list, tools'),
+    )
     .command('db', 'Database maintenance', (y) =>
       y
         .command('migrate', 'Apply migrations now (they also run on first use)', {}, lazy(async () => (await import('./commands/db.js')).dbMigrate, sink))
         .demandCommand(1, 'name a db subcommand: migrate'),
     )
-    .command('doctor', 'Check config, database, Ollama, model, profiles and tools', {}, lazy(async () => (await import('./commands/doctor.js')).doctorCommand, sink))
+    .command('doctor', 'Check config, database, Ollama, model, profiles, tools and MCP servers', {}, lazy(async () => (await import('./commands/doctor.js')).doctorCommand, sink))
     .command('init', 'Write a starter .nav-config.json, profiles/ and tasks/ here (never overwrites)', {}, lazy(async () => (await import('./commands/init.js')).initCommand, sink))
     .demandCommand(1, '')
     .strict()

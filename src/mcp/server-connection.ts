@@ -8,7 +8,6 @@
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -29,11 +28,12 @@ const MAX_LIST_PAGES = 50;
 
 /**
  * Variables a stdio server gets from navi's environment besides its own `env`: the SDK's safe
- * list (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus locale, temp dir and proxies. Not the rest:
- * navi's environment holds its own secrets (DATABASE_URL, tokens) that a third-party server has
- * no business reading; a server that needs one names it in `env` (`"TOKEN": "${TOKEN}"`).
+ * list (`DEFAULT_INHERITED_ENV_VARS` of its stdio client: HOME, LOGNAME, PATH, SHELL, TERM, USER;
+ * not imported, as that module pulls in cross-spawn) plus locale, temp dir and proxies. Not the
+ * rest: navi's environment holds its own secrets (DATABASE_URL, tokens) that a third-party
+ * server has no business reading; a server that needs one names it in `env` (`"TOKEN": "${TOKEN}"`).
  */
-const EXTRA_INHERITED = ['LANG', 'LC_ALL', 'LC_CTYPE', 'TMPDIR', 'TZ', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'NODE_EXTRA_CA_CERTS'];
+const INHERITED = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TMPDIR', 'TZ', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'NODE_EXTRA_CA_CERTS'];
 
 /** `tools/list` read leniently: one malformed tool must not cost the server all its tools. */
 const ToolListSchema = z.looseObject({ tools: z.array(z.unknown()).default([]), nextCursor: z.string().optional() });
@@ -91,8 +91,9 @@ export interface ServerConnectionOptions {
 }
 
 function stdioEnv(config: { env?: Record<string, string> }, env: Record<string, string | undefined>): Record<string, string | undefined> {
-  const base: Record<string, string | undefined> = { ...getDefaultEnvironment() };
-  for (const name of EXTRA_INHERITED) if (env[name] !== undefined) base[name] = env[name];
+  const base: Record<string, string | undefined> = {};
+  // A value starting with `()` is an exported shell function, which the SDK refuses to pass on too.
+  for (const name of INHERITED) if (env[name] !== undefined && !env[name].startsWith('()')) base[name] = env[name];
   return { ...base, ...expandMap(config.env, env, 'env') };
 }
 
@@ -173,7 +174,7 @@ export class ServerConnection {
     const exit = this.transport instanceof ProcessGroupStdioTransport ? this.transport.exit : undefined;
     const message = describeError(err);
     const log = this.status.logFile !== undefined ? `; its stderr is in ${this.status.logFile}` : '';
-    if (exit !== undefined && /closed|not running/i.test(message)) return `the server ${exit}${log}`;
+    if (exit !== undefined && (/closed|not running/i.test(message) || exit.includes(message))) return `the server ${exit}${log}`;
     return `${message}${exit !== undefined ? ` (the server ${exit})` : ''}${log}`;
   }
 

@@ -73,8 +73,9 @@ export class ProcessGroupStdioTransport implements Transport {
       this.child = child;
       if (child.pid !== undefined) trackGroup(child.pid);
       this.exited = new Promise((done) => child.once('close', () => done()));
-      child.once('error', (err) => {
-        this.exit ??= err.message;
+      child.once('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') err.message = `command not found: ${params.command} (not on PATH, or cwd ${params.cwd} missing)`;
+        this.exit ??= `could not be started: ${err.message}`;
         reject(err);
         this.onerror?.(err);
       });

@@ -4,7 +4,9 @@
  * schemas are compiled here once at load and the model's arguments are checked against them.
  * ajv is imported lazily: a project without user tools never pays its ~50 ms import.
  */
-import type { ErrorObject, Options } from 'ajv';
+import type { Ajv as AjvDraft7, ErrorObject, Options } from 'ajv';
+import type { Ajv2019 as AjvDraft2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 as AjvDraft2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import { typeName } from '../util/guards.js';
 
@@ -58,14 +60,32 @@ const AJV_OPTIONS: Options = {
 /** Problems listed for one schema mismatch; the registry shows only the first few anyway. */
 const MAX_ISSUES = 8;
 
+/**
+ * A named export of one of ajv's CommonJS modules. Node's own `import()` finds the names
+ * (cjs-module-lexer); the bundle's lazy chunk of a CommonJS module that another chunk also
+ * imports (the MCP SDK imports ajv) exports only `default` (the module's `exports`), which
+ * carries the same names.
+ */
+function namedExport<T>(mod: Record<string, unknown>, name: string): T {
+  const direct = mod[name];
+  if (direct !== undefined) return direct as T;
+  return (mod.default as Record<string, unknown>)[name] as T;
+}
+
 async function createEngine(dialect: Dialect, options: Options): Promise<SchemaEngine> {
   switch (dialect) {
-    case 'draft-07':
-      return new (await import('ajv')).Ajv(options);
-    case '2019-09':
-      return new (await import('ajv/dist/2019.js')).Ajv2019(options);
-    case '2020-12':
-      return new (await import('ajv/dist/2020.js')).Ajv2020(options);
+    case 'draft-07': {
+      const Ajv = namedExport<typeof AjvDraft7>(await import('ajv'), 'Ajv');
+      return new Ajv(options);
+    }
+    case '2019-09': {
+      const Ajv2019 = namedExport<typeof AjvDraft2019>(await import('ajv/dist/2019.js'), 'Ajv2019');
+      return new Ajv2019(options);
+    }
+    case '2020-12': {
+      const Ajv2020 = namedExport<typeof AjvDraft2020>(await import('ajv/dist/2020.js'), 'Ajv2020');
+      return new Ajv2020(options);
+    }
   }
 }
 
