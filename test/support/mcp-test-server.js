@@ -13,7 +13,8 @@
  *   spawn_child            → starts a grandchild (`sleep`) in the server's process group; answers its pid
  *   pid                    → the server's pid
  *   bad_schema             → listed with an invalid inputSchema (navi must not offer it)
- * Flags: `--tools N` adds N filler tools (filler_0 …); `--exit-on-start` exits before
+ * Flags: `--tools N` adds N filler tools (filler_0 …), `--only-fillers` lists only those (a
+ * plain N-tool server for the bench); `--exit-on-start` exits before
  * answering; `--start-delay MS` delays the `initialize` answer; `--pid-file F` appends the pid;
  * `--name NAME` the server name in `initialize`.
  */
@@ -47,7 +48,13 @@ if (argv.includes('--exit-on-start')) {
 const text = (/** @type {string} */ t) => ({ content: [{ type: 'text', text: t }] });
 const obj = (/** @type {Record<string, unknown>} */ properties, /** @type {string[]} */ required = []) => ({ type: 'object', properties, required });
 
-const TOOLS = [
+const FILLERS = Array.from({ length: fillers }, (_, i) => ({
+  name: `filler_${i}`,
+  description: `Filler tool number ${i}: looks up a record by id and returns it.`,
+  inputSchema: obj({ id: { type: 'string', description: 'record id' }, verbose: { type: 'boolean' } }, ['id']),
+}));
+
+const SCRIPTED = [
   { name: 'echo', description: 'Echo the text back.', inputSchema: obj({ text: { type: 'string', description: 'what to echo' } }, ['text']) },
   { name: 'slow', description: 'Answer after ms milliseconds.', inputSchema: obj({ ms: { type: 'integer', minimum: 0 } }, ['ms']) },
   { name: 'crash', description: 'Exit in the middle of the call.', inputSchema: obj({}) },
@@ -58,12 +65,8 @@ const TOOLS = [
   { name: 'spawn_child', description: 'Start a long-running child process.', inputSchema: obj({}) },
   { name: 'pid', description: 'The server process id.', inputSchema: obj({}) },
   { name: 'bad_schema', description: 'Listed with a schema no validator accepts.', inputSchema: obj({ x: { type: 'strnig' } }) },
-  ...Array.from({ length: fillers }, (_, i) => ({
-    name: `filler_${i}`,
-    description: `Filler tool number ${i}: looks up a record by id and returns it.`,
-    inputSchema: obj({ id: { type: 'string', description: 'record id' }, verbose: { type: 'boolean' } }, ['id']),
-  })),
 ];
+const TOOLS = argv.includes('--only-fillers') ? FILLERS : [...SCRIPTED, ...FILLERS];
 
 function createServer() {
   const server = new Server({ name: flag('--name') ?? 'navi-test-server', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
