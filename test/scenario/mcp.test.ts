@@ -88,6 +88,26 @@ forEachBackend((backend) => {
       expect(general).toContain('mcp__fs__read_text_file');
     }, SCENARIO_TIMEOUT_MS);
 
+    it('sub-agents and switch_profile never gain an MCP tool the current agent lacks', async () => {
+      const s = await scenario(backend, {
+        turns: [
+          { tool_calls: [{ name: 'spawn_agent', arguments: { task: 'look around', profile_id: 'default' } }] },
+          { content: 'sub-agent done' },
+          { tool_calls: [{ name: 'switch_profile', arguments: { profile_id: 'default' } }] },
+          { content: 'still read-only' },
+        ],
+        on_exhausted: 'error',
+      });
+      writeFiles(s.cwd, { '.mcp.json': JSON.stringify({ mcpServers: { t: { command: process.execPath, args: [TEST_SERVER] } } }) });
+      const run = await s.navi(['run', '-o', 'stream-json', '--profile', 'researcher', 'investigate']);
+      expect(run.code, describeRun(run)).toBe(0);
+      const events = expectValidStream(run);
+      const requests = s.chats().map((r) => toolNames(r.body));
+      expect(requests).toHaveLength(4);
+      for (const names of requests) expect(names.filter((n) => n.startsWith('mcp__'))).toEqual([]);
+      expect(String(eventsOf(events, 'warning').find((w) => w.code === 'tools_dropped')?.message)).toContain('mcp__t__echo');
+    }, SCENARIO_TIMEOUT_MS);
+
     it('failures are tool results plus warnings, never the end of the run: isError, timeout, crash mid-call (then a restart), a tool list change, a server that never started', async () => {
       const s = await scenario(backend, {
         turns: [
