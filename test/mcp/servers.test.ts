@@ -64,7 +64,7 @@ describe('MCP servers (stdio)', () => {
       'mcp__t__pid',
     ]);
     expect(manager.statuses()).toMatchObject([{ name: 't', transport: 'stdio', state: 'ready', toolCount: 10, serverInfo: { name: 'navi-test-server' } }]);
-    expect(warnings).toEqual([{ code: 'mcp_tool_invalid', message: expect.stringMatching(/tool 'bad_schema' has an invalid inputSchema \(inputSchema\.properties\.x\.type/) }]);
+    expect(warnings).toEqual([{ code: 'mcp_tool_invalid', message: expect.stringMatching(/tool 'bad_schema' has an invalid inputSchema \(inputSchema\.properties\.x\.type/) as string }]);
     const [echo] = registry.schemas(['mcp__t__echo']);
     expect(echo?.function).toEqual({
       name: 'mcp__t__echo',
@@ -139,9 +139,9 @@ describe('MCP servers (stdio)', () => {
     expect(registry.names().every((n) => n.startsWith('mcp__ok__'))).toBe(true);
     const byName = Object.fromEntries(manager.statuses().map((s) => [s.name, s]));
     expect(byName.ok?.state).toBe('ready');
-    expect(byName.dies).toMatchObject({ state: 'failed', error: expect.stringMatching(/^the server exited with code 2; its stderr is in .*dies\.log$/) });
-    expect(byName.missing).toMatchObject({ state: 'failed', error: expect.stringMatching(/command not found: navi-no-such-command-xyz/) });
-    expect(byName.sluggish).toMatchObject({ state: 'failed', error: expect.stringMatching(/did not start within 3 s/) });
+    expect(byName.dies).toMatchObject({ state: 'failed', error: expect.stringMatching(/^the server exited with code 2; its stderr is in .*dies\.log$/) as string });
+    expect(byName.missing).toMatchObject({ state: 'failed', error: expect.stringMatching(/command not found: navi-no-such-command-xyz/) as string });
+    expect(byName.sluggish).toMatchObject({ state: 'failed', error: expect.stringMatching(/did not start within 3 s/) as string });
     expect(fs.readFileSync(byName.dies?.logFile ?? '', 'utf8')).toContain('refusing to start');
     expect(warnings.filter((w) => w.code === 'mcp_server_failed').map((w) => w.message.split(' is not available')[0])).toEqual([
       "MCP server 'dies'",
@@ -191,7 +191,7 @@ describe('MCP servers (streamable HTTP)', () => {
   it('a wrong or missing credential is a failed start naming the problem, never the secret', async () => {
     const url = await httpServer('--require-auth', 'tok-123456');
     const wrong = await start({ web: { url, headers: { Authorization: 'Bearer ${NAVI_TEST_TOKEN}' } } }, {}, { NAVI_TEST_TOKEN: 'wrong-token-999' });
-    expect(wrong.manager.statuses()[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/unauthorized/i) });
+    expect(wrong.manager.statuses()[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/unauthorized/i) as string });
     expect(JSON.stringify(wrong.manager.statuses())).not.toContain('wrong-token-999');
     const missing = await start({ web: { url, headers: { Authorization: 'Bearer ${NAVI_TEST_TOKEN}' } } }, {}, {});
     expect(missing.manager.statuses()[0]).toMatchObject({ state: 'failed', error: 'headers.Authorization references ${NAVI_TEST_TOKEN}, which is not set' });
