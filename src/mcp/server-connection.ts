@@ -23,6 +23,9 @@ const CLIENT_INFO = { name: 'navi', version: '0.1.0' };
 /** Restarts after a crash per run: a server that keeps crashing is left down, and its calls fail. */
 const MAX_RESTARTS = 2;
 
+/** How long closing waits for an HTTP server to end its session. */
+const HTTP_GOODBYE_MS = 500;
+
 /** Pages of `tools/list` read; a server paginating past this is broken, not big. */
 const MAX_LIST_PAGES = 50;
 
@@ -313,6 +316,11 @@ export class ServerConnection {
     this.client = undefined;
     this.transport = undefined;
     try {
+      // An HTTP server keeps a session per client until told otherwise (DELETE); bounded, as a
+      // server that went away must not hold up navi's exit.
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+        await within(transport.terminateSession(), HTTP_GOODBYE_MS, 'no answer').catch(() => undefined);
+      }
       if (client) await client.close();
       else if (transport) await transport.close();
     } catch {

@@ -3,13 +3,14 @@
  * servers — the published `@modelcontextprotocol/server-filesystem` from npm and navi's own
  * SDK test server — configured in `.mcp.json` and `.nav-config.json`.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { processesMatching, reapOnFinish } from '../faults/helpers.js';
-import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectFailure, expectValidStream, resultOf, scenario, writeFiles } from './helpers.js';
+import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectFailure, expectValidStream, resultOf, scenario, until, writeFiles } from './helpers.js';
 
 const FS_SERVER = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const TEST_SERVER = path.join(REPO_ROOT, 'test', 'support', 'mcp-test-server.js');
@@ -86,6 +87,29 @@ forEachBackend((backend) => {
       expect(picky).toEqual(['mcp__t__echo', 'mcp__fs__list_directory']);
       expect(general).toContain('mcp__t__echo');
       expect(general).toContain('mcp__fs__read_text_file');
+    }, SCENARIO_TIMEOUT_MS);
+
+    it('a streamable HTTP server from .nav-config.json, its header read from the environment and kept out of every output', async () => {
+      const s = await scenario(backend, {
+        turns: [{ tool_calls: [{ name: 'mcp__web__echo', arguments: { text: 'via http' } }] }, { content: 'done' }],
+        on_exhausted: 'error',
+      });
+      const server = spawn(process.execPath, [TEST_SERVER, '--http', '--require-auth', 'tok-9f8e7d6c'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      onTestFinished(() => {
+        server.kill('SIGKILL');
+      });
+      let out = '';
+      server.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      await until(() => /listening on \d+/.test(out), 20_000, 'the HTTP test server');
+      const url = `http://127.0.0.1:${/listening on (\d+)/.exec(out)?.[1] ?? ''}/mcp`;
+      writeFiles(s.cwd, { '.nav-config.json': JSON.stringify({ mcp: { servers: { web: { url, headers: { Authorization: 'Bearer ${WEB_TOKEN}' } } } } }) });
+      const run = await s.navi(['run', '-o', 'stream-json', 'call it'], { env: { WEB_TOKEN: 'tok-9f8e7d6c' } });
+      expect(run.code, describeRun(run)).toBe(0);
+      const events = expectValidStream(run);
+      expect(eventsOf(events, 'tool_call').map((c) => [c.name, c.ok, c.output])).toEqual([['mcp__web__echo', true, 'via http']]);
+      const list = await s.navi(['mcp', 'list', '-o', 'json'], { env: { WEB_TOKEN: 'tok-9f8e7d6c' } });
+      expect(JSON.parse(list.stdout)).toMatchObject({ servers: [{ name: 'web', transport: 'http', state: 'ready', endpoint: url }] });
+      for (const r of [run, list]) expect(r.stdout + r.stderr).not.toContain('tok-9f8e7d6c');
     }, SCENARIO_TIMEOUT_MS);
 
     it('sub-agents and switch_profile never gain an MCP tool the current agent lacks', async () => {
