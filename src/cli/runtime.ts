@@ -85,6 +85,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     throw err;
   }
   const interactive = isInteractive(env);
+  const memoryCache = memoryCacheFor(config, env);
   const agent = new Agent({
     llm,
     store,
@@ -93,7 +94,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     userTools: tools.userTools,
     mcpTools: servers?.refs ?? [],
     user: userName(env),
-    memoryCache: memoryCacheFor(config, env),
+    ...(memoryCache ? { memoryCache } : {}),
     messageTokenBudget: config.context_message_token_budget,
     ...(interactive
       ? {
@@ -127,6 +128,8 @@ export function llmClientOptions(
     chunkTimeoutS: chunk ? llm.chunk_timeout_s : lenient(llm.chunk_timeout_s),
     strict: { firstChunk, chunk },
     callTimeoutS: llm.call_timeout_s,
+    // The plain request bodies, the fast path's oracle (README, Development).
+    ...(env.NAVI_PLAIN_BODIES === '1' ? { plainBodies: true } : {}),
   };
 }
 

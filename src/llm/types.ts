@@ -127,4 +127,10 @@ export interface LlmClientOptions {
   strict?: { firstChunk: boolean; chunk: boolean };
   /** Longest one model call may take, start to `done`, seconds; 0 or absent: no limit. */
   callTimeoutS?: number;
+  /**
+   * Chat bodies made the plain way, `JSON.stringify` of the whole request every call, instead of
+   * on the previous request's bytes (`request-body.ts`): the oracle the fast path is checked
+   * against (the same bytes must reach the server). `NAVI_PLAIN_BODIES=1`.
+   */
+  plainBodies?: boolean;
 }
