@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
 import type { FakeScript } from '../support/fake-ollama.js';
@@ -18,6 +18,16 @@ const TEST_SERVER = path.join(REPO_ROOT, 'test', 'support', 'mcp-test-server.js'
 function configure(s: Scenario): string {
   const pidFile = path.join(s.cwd, 'pids');
   fs.writeFileSync(path.join(s.cwd, '.mcp.json'), JSON.stringify({ mcpServers: { t: { command: process.execPath, args: [TEST_SERVER, '--pid-file', pidFile] } } }));
+  // A failing test must not leave its own processes behind (each killed by its recorded pid).
+  onTestFinished(() => {
+    for (const pid of pids(pidFile)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already: the expected case
+      }
+    }
+  });
   return pidFile;
 }
 
