@@ -36,9 +36,10 @@ const MAY_IMPORT = {
   config: ['base', 'tools'],
   profiles: ['base', 'config'],
   store: ['base', 'llm', 'tools'],
-  agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store'],
-  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop'],
+  mcp: ['base', 'tools', 'config'],
+  agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp'],
+  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

@@ -1,5 +1,6 @@
 /** The agent core's inputs and outputs (kept apart so turn, agent and sub-agent code share them). */
 import type { ChatUsage, LlmClient } from '../llm/types.js';
+import type { McpToolRef } from '../mcp/mcp-tools.js';
 import type { ProfileSet } from '../profiles/types.js';
 import type { SessionKind, Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -22,6 +23,8 @@ export interface AgentDeps {
   memoryCache?: MemoryCache;
   /** Names of the project's user tools (registered in `tools`), offered per profile. */
   userTools?: readonly string[];
+  /** MCP tools (registered in `tools`), offered per profile's `tools.mcp`. */
+  mcpTools?: readonly McpToolRef[];
   /** Ask a person to confirm a complex plan (interactive runs only). */
   confirmPlan?: (planText: string) => Promise<boolean>;
 }

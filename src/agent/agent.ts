@@ -164,7 +164,7 @@ export class Agent {
 
   /** A sub-agent's tools: its profile's sub-agent list, capped by the starting agent's tools. */
   private subagentTools(profile: Profile, ceiling: readonly string[] | undefined): CappedTools {
-    return capTools(toolsForProfile(profile, (n) => this.deps.tools.has(n), true, this.deps.userTools), ceiling);
+    return capTools(toolsForProfile(profile, (n) => this.deps.tools.has(n), true, this.deps.userTools, this.deps.mcpTools), ceiling);
   }
 
   private subagentSystemPrompt(profile: Profile, opts: EphemeralOptions): string {

@@ -8,6 +8,8 @@ import type { Profile } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { SpawnArgs, TodoItem, ToolContext, ToolResult, TurnHost } from '../tools/types.js';
 import { InvalidInputError, isAbortError, isNaviError } from '../errors.js';
+import type { McpToolRef } from '../mcp/mcp-tools.js';
+import { selectMcpTools } from '../mcp/select.js';
 import { noToolsMessage } from '../llm/ollama-errors.js';
 import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
@@ -44,13 +46,21 @@ export function effectiveNumCtx(configured: number, explicit: boolean, contextLe
 
 /**
  * Tools the profile may call that exist in the registry, in profile order, then the project's
- * user tools unless the profile opts out (`user_tools_enabled: false`).
+ * user tools unless the profile opts out (`user_tools_enabled: false`), then the MCP tools its
+ * `tools.mcp` selects.
  */
-export function toolsForProfile(profile: Profile, has: (name: string) => boolean, subagent = false, userTools: readonly string[] = []): string[] {
-  const { agent, subagent: sub } = profile.settings.tools;
+export function toolsForProfile(
+  profile: Profile,
+  has: (name: string) => boolean,
+  subagent = false,
+  userTools: readonly string[] = [],
+  mcpTools: readonly McpToolRef[] = [],
+): string[] {
+  const { agent, subagent: sub, mcp } = profile.settings.tools;
   const wanted = subagent && sub.length > 0 ? sub : agent;
   const names = wanted.filter(has);
   if (profile.settings.user_tools_enabled) for (const t of userTools) if (!names.includes(t)) names.push(t);
+  for (const t of selectMcpTools(mcp, mcpTools)) if (has(t) && !names.includes(t)) names.push(t);
   return names;
 }
 
@@ -228,7 +238,7 @@ export class Turn implements TurnHost {
 
   /** The profile's tools as this agent would get them (agent or sub-agent list, user tools). */
   private profileTools(profile: Profile): string[] {
-    return toolsForProfile(profile, (n) => this.deps.tools.has(n), this.isSubagent, this.deps.userTools);
+    return toolsForProfile(profile, (n) => this.deps.tools.has(n), this.isSubagent, this.deps.userTools, this.deps.mcpTools);
   }
 
   private loadTools(base: readonly string[]): void {

@@ -292,6 +292,23 @@ export async function main(args: string[]): Promise<void> {
         )
         .demandCommand(1, 'name a memory subcommand: list, forget'),
     )
+    .command('mcp', 'MCP servers: their state and the tools they offer (starts them; no database, no model)', (y) =>
+      commandHelp(y, { path: 'mcp', uses: [], examples: [['navi mcp list', ''], ['navi mcp tools github', '']] })
+        .command('list', 'Each configured server: transport, state, tool count, start time', (yy) => commandHelp(yy, { path: 'mcp list', uses: [], examples: [
+          ['navi mcp list', 'servers from .nav-config.json, the user file and .mcp.json'],
+          ['navi mcp list -o json', 'as JSON'],
+        ] }), lazy(async () => (await import('./commands/mcp.js')).mcpList, sink))
+        .command(
+          'tools [server]',
+          'The tools the servers offer, named as the model sees them (mcp__<server>__<tool>)',
+          (c) => commandHelp(c.positional('server', { type: 'string', describe: 'Only this server' }), { path: 'mcp tools', uses: [], examples: [
+            ['navi mcp tools', 'every server'],
+            ['navi mcp tools github -o json', "one server's tools with their schemas"],
+          ] }),
+          lazy(async () => (await import('./commands/mcp.js')).mcpTools, sink),
+        )
+        .demandCommand(1, 'name an mcp subcommand: list, tools'),
+    )
     .command('db', 'Database maintenance', (y) =>
       commandHelp(y, { path: 'db', uses: ['db'], examples: [['navi db migrate', '']] })
         .command('migrate', 'Apply migrations now (they also run on first use)', (yy) => commandHelp(yy, { path: 'db migrate', uses: ['db'], examples: [
@@ -314,7 +331,7 @@ export async function main(args: string[]): Promise<void> {
         }),
       lazy(async () => (await import('./commands/completion.js')).completionCommand, sink),
     )
-    .command('doctor', 'Check config, database, Ollama, model, profiles and tools', (yy) => commandHelp(yy, { path: 'doctor', uses: ['db', 'ollama', 'profile'], examples: [
+    .command('doctor', 'Check config, database, Ollama, model, profiles, tools and MCP servers', (yy) => commandHelp(yy, { path: 'doctor', uses: ['db', 'ollama', 'profile'], examples: [
           ['navi doctor', ''],
           ['navi doctor -m llama3.1:8b -o json', 'another model; one JSON object'],
         ] }), lazy(async () => (await import('./commands/doctor.js')).doctorCommand, sink))

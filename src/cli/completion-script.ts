@@ -64,6 +64,7 @@ export const COMPLETION_TREE: Readonly<Record<string, { subcommands?: string[]; 
   profiles: { subcommands: ['list', 'show'], flags: ['--no-project-instructions'] },
   memory: { subcommands: ['list', 'forget'] },
   db: { subcommands: ['migrate'] },
+  mcp: { subcommands: ['list', 'tools'] },
   doctor: {},
   init: {},
   completion: { subcommands: ['bash', 'zsh'] },

@@ -17,7 +17,7 @@
 import { InvalidInputError } from '../errors.js';
 
 /** Every top-level command (and `help`, which yargs reads as `--help`). */
-export const COMMANDS = ['run', 'loop', 'tasks', 'runs', 'sessions', 'profiles', 'memory', 'db', 'doctor', 'init', 'completion'] as const;
+export const COMMANDS = ['run', 'loop', 'tasks', 'runs', 'sessions', 'profiles', 'memory', 'mcp', 'db', 'doctor', 'init', 'completion'] as const;
 
 /**
  * Options (of any command) that take a value, so the word after them is not a positional.

@@ -4,7 +4,9 @@
  * schemas are compiled here once at load and the model's arguments are checked against them.
  * ajv is imported lazily: a project without user tools never pays its ~50 ms import.
  */
-import type { ErrorObject, Options } from 'ajv';
+import type { Ajv as AjvDraft7, ErrorObject, Options } from 'ajv';
+import type { Ajv2019 as AjvDraft2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 as AjvDraft2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import { typeName } from '../util/guards.js';
 
@@ -59,32 +61,43 @@ const AJV_OPTIONS: Options = {
 const MAX_ISSUES = 8;
 
 /**
- * ajv is CommonJS. Node gives its classes as named exports too (cjs-module-lexer), but in the
- * esbuild bundle (code splitting) a lazily imported CommonJS module has only `default`
- * (`module.exports`, which is the draft-07 class; the 2019/2020 modules' `default` is theirs):
- * `import('ajv').Ajv` was undefined in `dist/` and every user tool with a schema failed there.
+ * A named export of one of ajv's CommonJS modules. Node's own `import()` finds the names
+ * (cjs-module-lexer); the bundle's lazy chunk of a CommonJS module that another chunk also
+ * imports (the MCP SDK imports ajv) exports only `default` (the module's `exports`), which
+ * carries the same names.
  */
-async function createEngine(dialect: Dialect): Promise<SchemaEngine> {
+function namedExport<T>(mod: Record<string, unknown>, name: string): T {
+  const direct = mod[name];
+  if (direct !== undefined) return direct as T;
+  const exported = mod.default as Record<string, unknown>;
+  // ajv's `module.exports` is itself the class of its module, with the name on it as well.
+  return (exported[name] ?? exported) as T;
+}
+
+async function createEngine(dialect: Dialect, options: Options): Promise<SchemaEngine> {
   switch (dialect) {
     case 'draft-07': {
-      const m = await import('ajv');
-      return new (cjsExport<typeof m.Ajv>(m, 'Ajv'))(AJV_OPTIONS);
+      const Ajv = namedExport<typeof AjvDraft7>(await import('ajv'), 'Ajv');
+      return new Ajv(options);
     }
     case '2019-09': {
-      const m = await import('ajv/dist/2019.js');
-      return new (cjsExport<typeof m.Ajv2019>(m, 'Ajv2019'))(AJV_OPTIONS);
+      const Ajv2019 = namedExport<typeof AjvDraft2019>(await import('ajv/dist/2019.js'), 'Ajv2019');
+      return new Ajv2019(options);
     }
     case '2020-12': {
-      const m = await import('ajv/dist/2020.js');
-      return new (cjsExport<typeof m.Ajv2020>(m, 'Ajv2020'))(AJV_OPTIONS);
+      const Ajv2020 = namedExport<typeof AjvDraft2020>(await import('ajv/dist/2020.js'), 'Ajv2020');
+      return new Ajv2020(options);
     }
   }
 }
 
-/** A CommonJS module's class: its named export when there is one, else `default` (see above). */
-function cjsExport<T>(mod: object, name: string): T {
-  const record = mod as Record<string, unknown>;
-  return (record[name] ?? record.default) as T;
+/** How a compiler treats schemas. */
+export interface JsonSchemaCompilerOptions {
+  /**
+   * Default true: an unknown keyword is an error (a user's own tool). False for schemas navi
+   * does not own (MCP servers): unknown keywords are annotations, only invalid schemas fail.
+   */
+  strict?: boolean;
 }
 
 /** The value a JSON pointer (`/a/0/b`) designates inside `root`, or undefined. */
@@ -144,11 +157,16 @@ function formatIssue(prefix: string, issue: SchemaIssue): string {
  */
 export class JsonSchemaCompiler {
   private readonly engines = new Map<Dialect, Promise<SchemaEngine>>();
+  private readonly options: Options;
+
+  constructor(options: JsonSchemaCompilerOptions = {}) {
+    this.options = options.strict === false ? { ...AJV_OPTIONS, strict: false } : AJV_OPTIONS;
+  }
 
   private engine(dialect: Dialect): Promise<SchemaEngine> {
     let engine = this.engines.get(dialect);
     if (!engine) {
-      engine = createEngine(dialect);
+      engine = createEngine(dialect, this.options);
       this.engines.set(dialect, engine);
     }
     return engine;
@@ -163,13 +181,16 @@ export class JsonSchemaCompiler {
     let dialect: Dialect = 'draft-07';
     if (declared !== undefined) {
       const known = typeof declared === 'string' ? DIALECTS[declared.replace(/#$/, '')] : undefined;
-      if (!known) {
+      if (!known && this.options.strict === false) {
+        // Not ours to reject: read it as the draft LLM tool schemas use.
+      } else if (!known) {
         return {
           ok: false,
           problem: `${where}.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
         };
+      } else {
+        dialect = known;
       }
-      dialect = known;
     }
     // The dialect is chosen above, so `$schema` itself (whose exact spelling ajv is picky about) is not compiled.
     const { $schema: _omitted, ...compilable } = schema;

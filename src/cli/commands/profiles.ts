@@ -68,6 +68,9 @@ export async function profilesShow(argv: Args): Promise<number> {
     `tools: ${tools.join(', ') || '(none)'}`,
   ];
   if (unknown.length > 0) out.push(`unknown tools: ${unknown.join(', ')}`);
+  const mcp = profile.settings.tools.mcp;
+  const servers = Object.keys(config.mcp.servers);
+  out.push(`mcp tools: ${mcp === undefined || mcp.includes('*') ? `every configured server's (${servers.join(', ') || 'none configured'})` : mcp.length === 0 ? 'none' : mcp.join(', ')}`);
   out.push('', 'settings:');
   for (const [k, v] of Object.entries(profile.settings)) {
     if (k === 'description' || k === 'tools') continue;

@@ -13,6 +13,7 @@ import type { GlobalArgs } from '../global-args.js';
 import { installStopHandlers } from '../os-signals.js';
 import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { loadLoopConfig } from '../loop-runtime.js';
+import { reportMcpWarnings } from '../mcp-runtime.js';
 import { forcedExitResult } from '../output.js';
 import { createOutput, resolveCwd } from '../setup.js';
 import type { Output } from '../output.js';
@@ -199,6 +200,7 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     const profile = resolveProfile(rt, profileId);
     if (toolFilter !== undefined) checkToolFilter(toolFilter, profileId, toolsForProfile(profile, (n) => rt?.registry.has(n) === true, false, rt.userTools));
     output.setSession(sessionId);
+    reportMcpWarnings(rt.mcp, output);
 
     const events = rt.agent.runStream({
       ...turnBase(rt, stop.signal),
@@ -243,6 +245,6 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     // A handover closes the output when it releases the handlers.
     if (handover === null) output.close();
     // Every message is saved before the result is written; a signal while closing exits at once.
-    if (rt) await rt.store.then((s) => s.close(), () => undefined);
+    if (rt) await Promise.all([rt.store.then((s) => s.close(), () => undefined), rt.mcp?.close()]);
   }
 }
