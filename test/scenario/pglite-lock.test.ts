@@ -17,18 +17,23 @@ forEachBackend(
   (backend) => {
     describe('one PGlite directory, several processes', () => {
       it('while a run holds the directory, others read and write through it; the first run is undisturbed', async () => {
-        // The first run holds the directory while its model prefills (until it is stopped).
+        // The first run calls a tool, then holds the directory while its model prefills the next
+        // answer (until it is stopped); its session is stored once the model first answered.
         const s = await scenario(backend, {
-          turns: [{ first_chunk_delay_ms: 600_000, content: 'first answer' }, { content: 'second answer' }],
+          turns: [
+            { tool_calls: [{ name: 'list_dir', arguments: {} }] },
+            { first_chunk_delay_ms: 600_000, content: 'first answer' },
+            { content: 'second answer' },
+          ],
         });
         const first = s.start(['run', '-o', 'json', 'first']);
-        await until(() => s.chats().length === 1, 30_000, "the first run's chat request");
+        await until(() => s.chats().length === 2, 30_000, "the first run's second chat request");
         const lockFile = path.join(s.db.dataDir, 'navi.lock');
         expect(fs.existsSync(lockFile)).toBe(true);
         await until(() => fs.existsSync(path.join(s.db.dataDir, 'navi.endpoint')), 30_000, 'the holder serving the directory');
 
-        // A reader: the first run's session, through the holder (its row is written while the
-        // model prefills: asked again until it is there).
+        // A reader: the first run's session, through the holder (its rows are written while the
+        // model prefills: asked again until they are there).
         let listed: Sessions = { sessions: [] };
         for (let tries = 0; listed.sessions.length === 0 && tries < 50; tries++) {
           const list = await s.navi(['sessions', 'list', '-o', 'json']);
