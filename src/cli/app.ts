@@ -7,6 +7,7 @@ import { InvalidInputError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
 import { loopCommand, runCommand } from './commands/dispatch.js';
 import type { GlobalArgs } from './global-args.js';
+import { exchangeOptions } from './exchange-options.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 
@@ -88,7 +89,7 @@ export async function main(args: string[]): Promise<void> {
       'run [prompt..]',
       'One-shot: run one agent turn (full tool loop) on a prompt',
       (y) =>
-        y
+        exchangeOptions(y)
           .positional('prompt', { type: 'string', array: true, describe: 'The prompt (else --file, else stdin when piped)' })
           .option('file', { alias: 'f', type: 'string', describe: 'Read the prompt from a file' })
           .option('session', { alias: 's', type: 'string', describe: 'Continue an existing session' })
@@ -108,7 +109,7 @@ export async function main(args: string[]): Promise<void> {
       'loop [task..]',
       'Loop mode: iterate on a task until evidence passes the exit gate',
       (y) =>
-        y
+        exchangeOptions(y)
           .positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml) or the task as free text' })
           .option('max-iterations', { type: 'number', describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5)' })
           .option('approval', { choices: ['none', 'strict', 'periodic'] as const, describe: 'Ask to accept iterations: never, every one, or every periodic_interval' })
@@ -182,7 +183,7 @@ export async function main(args: string[]): Promise<void> {
         .command(
           'compact <id>',
           "Compress a session's context now (the model summarises older messages; history is kept)",
-          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          (yy) => exchangeOptions(yy).positional('id', { type: 'string', demandOption: true }),
           lazy(async () => (await import('./commands/compact.js')).sessionsCompact, sink),
         )
         .demandCommand(1, 'name a sessions subcommand: list, show, rm, compact'),

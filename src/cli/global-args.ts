@@ -9,4 +9,8 @@ export interface GlobalArgs {
   ollamaHost?: string;
   model?: string;
   profile?: string;
+  /** `--record FILE` / `--replay FILE` / `--replay-timing` (commands that call the model). */
+  record?: string;
+  replay?: string;
+  replayTiming?: boolean;
 }

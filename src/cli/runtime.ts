@@ -16,8 +16,9 @@ import { createRedactor } from '../tools/redact.js';
 import { askYesNo } from './ask.js';
 import { memoryCacheFor } from './memory-cache.js';
 import type { GlobalArgs } from './global-args.js';
+import { modelExchanges, type ModelExchanges } from './model-exchanges.js';
 import type { Output } from './output.js';
-import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from './setup.js';
+import { openConfiguredStore, profilesFor, resolveCwd, setup, toolsFor, type CliSetup } from './setup.js';
 
 export interface Runtime extends CliSetup {
   profiles: ProfileSet;
@@ -26,6 +27,8 @@ export interface Runtime extends CliSetup {
   store: Promise<Store>;
   agent: Agent;
   interactive: boolean;
+  /** `--record` / `--replay`: call `finish()` when the work is done, before the result. */
+  exchanges: ModelExchanges;
 }
 
 /** Whose long-term memories apply: the OS user (memories are per user, SPEC §9). */
@@ -51,6 +54,8 @@ export function isInteractive(env: Record<string, string | undefined>): boolean 
 export async function createRuntime(args: GlobalArgs, output: Output, opts: RuntimeOptions = {}): Promise<Runtime> {
   const base = opts.base ?? setup(args, output);
   const { cwd, env, config } = base;
+  // Before anything opens: a bad --record/--replay file is exit 2 with nothing to clean up.
+  const exchanges = await modelExchanges(args, resolveCwd(args.cwd), env);
   // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
   // the profiles and tools instead of following them (SPEC §12, one-shot run).
   const store = opts.store ?? openConfiguredStore(config, env);
@@ -67,7 +72,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   }
   const interactive = isInteractive(env);
   const agent = new Agent({
-    llm: createOllamaClient(llmClientOptions(config.llm, base.explicit, env)),
+    llm: createOllamaClient({ ...llmClientOptions(config.llm, base.explicit, env), ...(exchanges.hooks !== undefined && { exchange: exchanges.hooks }) }),
     store,
     tools: tools.registry,
     profiles,
@@ -84,7 +89,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
         }
       : {}),
   });
-  return { ...base, profiles, registry: tools.registry, userTools: tools.userTools, store, agent, interactive };
+  return { ...base, profiles, registry: tools.registry, userTools: tools.userTools, store, agent, interactive, exchanges };
 }
 
 /**

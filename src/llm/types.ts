@@ -2,6 +2,7 @@
  * The model as the agent sees it. The Ollama adapter (`ollama-client.ts`) implements this;
  * tests pass a scripted implementation or point the real adapter at the fake server.
  */
+import type { ExchangeHooks } from './exchange-hooks.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -127,4 +128,6 @@ export interface LlmClientOptions {
   strict?: { firstChunk: boolean; chunk: boolean };
   /** Longest one model call may take, start to `done`, seconds; 0 or absent: no limit. */
   callTimeoutS?: number;
+  /** `--record` / `--replay`: every exchange observed, or answered from a recording (`exchange-hooks.ts`). */
+  exchange?: ExchangeHooks;
 }

@@ -256,6 +256,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         }
       }
     }
+    if (!stop.signal.aborted) runtime.exchanges.finish();
     const status = STATUS[outcome.status];
     const errors = outcome.message === null ? [] : [outcome.message];
     if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);

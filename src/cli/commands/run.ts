@@ -178,6 +178,8 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       }
       output.event(step.value);
     }
+    // A replay that mismatched (even where the agent carried on) or left model calls unused: exit 2.
+    if (!stop.signal.aborted) rt.exchanges.finish();
     const status = OUTCOMES[outcome.stopReason];
     const message = outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
     await output.result({
