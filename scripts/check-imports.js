@@ -38,7 +38,8 @@ const MAY_IMPORT = {
   store: ['base', 'llm', 'tools'],
   agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store'],
   loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop'],
+  report: ['base', 'store'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'report'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

@@ -7,7 +7,7 @@ import { InvalidInputError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
 import { loopCommand, runCommand } from './commands/dispatch.js';
 import type { GlobalArgs } from './global-args.js';
-import { exchangeOptions } from './exchange-options.js';
+import { exchangeOptions, reportOptions } from './ci-options.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 
@@ -109,7 +109,7 @@ export async function main(args: string[]): Promise<void> {
       'loop [task..]',
       'Loop mode: iterate on a task until evidence passes the exit gate',
       (y) =>
-        exchangeOptions(y)
+        reportOptions(exchangeOptions(y))
           .positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml) or the task as free text' })
           .option('max-iterations', { type: 'number', describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5)' })
           .option('approval', { choices: ['none', 'strict', 'periodic'] as const, describe: 'Ask to accept iterations: never, every one, or every periodic_interval' })
@@ -155,7 +155,10 @@ export async function main(args: string[]): Promise<void> {
         .command(
           'show <id>',
           'Show a run: status, counters, budgets, and every iteration (status block, gate, decisions)',
-          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          (yy) =>
+            yy
+              .positional('id', { type: 'string', demandOption: true })
+              .option('format', { choices: ['md', 'junit', 'json'] as const, describe: 'Render as a Markdown summary, a JUnit XML report or JSON (what navi loop --summary/--junit write)' }),
           lazy(async () => (await import('./commands/runs.js')).runsShow, sink),
         )
         .demandCommand(1, 'name a runs subcommand: list, show'),
