@@ -17,6 +17,7 @@ const UNIT = [
   'test/compression/**/*.test.ts',
   'test/user-tools/**/*.test.ts',
   'test/store/lock.test.ts',
+  'test/report/**/*.test.ts',
 ];
 /** Inside those folders, but runs the built CLI on both backends. */
 const NOT_UNIT = ['test/config/keep-alive-wire.test.ts'];

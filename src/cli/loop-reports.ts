@@ -35,7 +35,7 @@ function checkTarget(flag: string, file: string | undefined, cwd: string): strin
   if (file === undefined) return undefined;
   if (file.trim() === '') throw new InvalidInputError('flag_invalid', `${flag} needs a file name`);
   const path = resolve(cwd, file);
-  let isDir = false;
+  let isDir: boolean;
   try {
     isDir = statSync(dirname(path)).isDirectory();
   } catch {

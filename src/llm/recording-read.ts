@@ -85,7 +85,7 @@ export function parseRecording(text: string, file: string): Recording {
       sawHeader = true;
       continue;
     }
-    const type = typeof value === 'object' && value !== null && 'type' in value ? (value as { type: unknown }).type : undefined;
+    const type = typeof value === 'object' && value !== null && 'type' in value ? value.type : undefined;
     if (type === 'blob') {
       const b = blob.safeParse(value);
       if (!b.success) throw new InvalidInputError('recording_invalid', `${where(n)}: bad blob line (${issue(b.error)})`);
@@ -93,7 +93,7 @@ export function parseRecording(text: string, file: string): Recording {
     } else if (type === 'exchange') {
       const e = exchange.safeParse(value);
       if (!e.success) throw new InvalidInputError('recording_invalid', `${where(n)}: bad exchange line (${issue(e.error)})`);
-      const ex = e.data as ExchangeLine;
+      const ex = e.data;
       for (const id of [ex.request.frame, ...(ex.request.tools ?? []), ...(ex.request.messages ?? [])]) {
         if (id !== undefined && !blobs.has(id)) throw new InvalidInputError('recording_invalid', `${where(n)}: refers to blob ${printable(id)}, which no line before it defines`);
       }

@@ -56,7 +56,8 @@ function tokens(prompt: number, completion: number): string {
 }
 
 function iterationRow(it: IterationReport): string {
-  const gate = it.gateDecision === null ? '—' : `${mdText(it.gateDecision)}${it.gateReason ? `: ${mdText(it.gateReason)}` : ''}`;
+  // The gate's reason starts with its decision (`BLOCKED: …`, `EXIT: …`); the bare decision otherwise.
+  const gate = it.gateReason ? mdText(it.gateReason) : it.gateDecision === null ? '—' : mdText(it.gateDecision);
   return `| ${it.iteration} | ${mdText(it.phase)} | ${gate} | ${checkCell(it.checks)} | ${tokens(it.promptTokens, it.completionTokens)} | ${humanDuration(it.durationMs)} |`;
 }
 
