@@ -13,7 +13,7 @@ import {
   describeRequest,
   RECORDING_FORMAT,
   RECORDING_VERSION,
-  redactLine,
+  redactStream,
   type ExchangeLine,
   type Redact,
   type RecordingHeader,
@@ -69,6 +69,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
     const { record, blobs } = describeRequest(req, opts.redact);
     const line: ExchangeLine = { type: 'exchange', seq: ++seq, request: record, response: { status: null, end: { how: 'end', ms: 0 } } };
     const lines: TimedLine[] = [];
+    const raw: string[] = [];
     let done = false;
     return {
       response(status, statusText) {
@@ -76,8 +77,10 @@ export function createRecorder(opts: RecorderOptions): Recorder {
         if (statusText !== '') line.response.status_text = statusText;
         line.response.headers_ms = since();
       },
-      line(raw) {
-        if (!done) lines.push({ ms: since(), line: redactLine(raw, opts.redact) });
+      line(text) {
+        if (done) return;
+        lines.push({ ms: since(), line: '' });
+        raw.push(text);
       },
       body(text) {
         if (!done) line.response.body = opts.redact(text);
@@ -85,6 +88,9 @@ export function createRecorder(opts: RecorderOptions): Recorder {
       end(how: ExchangeEnd, err?: unknown) {
         if (done) return;
         done = true;
+        // Redacted as a whole: a secret can arrive split over several lines (`redactStream`).
+        const clean = redactStream(raw, opts.redact);
+        for (const [i, l] of lines.entries()) l.line = clean[i] ?? '';
         if (lines.length > 0 || line.request.messages !== undefined) line.response.lines = lines;
         line.response.end = { how, ms: since(), ...(how === 'error' ? { error: errorInfo(err, opts.redact) } : {}) };
         if (!open) return;

@@ -56,7 +56,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   const match = (req: ExchangeRequest): RecordedExchange => {
     const n = ++requests;
     const now = describeRequest(req, redact);
-    const label = `request ${n} (${req.method} ${req.path})`;
+    const label = `request ${n}, ${req.method} ${req.path}`;
     if (isChatRecord(now.record)) {
       const call = `model call ${nextChat + 1} (${label})`;
       const recorded = chats[nextChat];
@@ -74,7 +74,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
     const found = same.find((e) => !usedOthers.has(e)) ?? same[0];
     if (found === undefined) {
       const body = now.record.body !== undefined ? ` ${JSON.stringify(now.record.body)}` : '';
-      throw mismatch(`${label}${printable(body)} was not recorded`);
+      throw mismatch(`${label}${printable(body)} was not recorded`.replace(/^request (\d+), /, 'request $1 '));
     }
     usedOthers.add(found);
     return found;
@@ -141,6 +141,8 @@ async function pump(res: ResponseHead, recorded: RecordedExchange, wait: (ms: nu
   }
   if (res.destroyed) return;
   const { how, error } = response.end;
+  // A failure destroys the stream with whatever is still buffered: let the reader take the lines first.
+  if (how === 'error') await drained(res);
   const stoppedByNavi = how === 'cancelled' || error?.code === 'ABORT_ERR';
   if (how === 'end' || (stoppedByNavi && hasDone(response.lines ?? []))) {
     res.complete = true;
@@ -150,6 +152,21 @@ async function pump(res: ResponseHead, recorded: RecordedExchange, wait: (ms: nu
   }
   // Stopped by navi before the answer was complete (a timeout, a stop): nothing more arrives
   // until navi stops this request again.
+}
+
+/** Resolves once the reader has taken everything pushed (or the stream closed). */
+async function drained(res: ResponseHead): Promise<void> {
+  while (res.readableLength > 0 && !res.destroyed) {
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        res.off('data', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('data', done);
+      res.on('close', done);
+    });
+  }
 }
 
 function onAbort(signal: AbortSignal, reject: (err: unknown) => void): void {

@@ -84,8 +84,12 @@ export interface ExchangeLine {
 
 export type RecordingLine = RecordingHeader | BlobLine | ExchangeLine;
 
-/** Text in, text with the secrets replaced out (`tools/redact.ts` rules, handed in by the CLI). */
-export type Redact = (text: string) => string;
+/**
+ * Text in, text with the secrets replaced out (`tools/redact.ts` rules, handed in by the CLI).
+ * `beforeCut`, when present, also drops an end of the text that could be the start of a secret
+ * (see `redactStream`).
+ */
+export type Redact = ((text: string) => string) & { beforeCut?: (text: string) => string };
 
 /** `value` with every string redacted; the same object when nothing changed. */
 export function redactDeep(value: unknown, redact: Redact): unknown {
@@ -112,16 +116,54 @@ export function redactDeep(value: unknown, redact: Redact): unknown {
   return value;
 }
 
-/** A streamed line with its secrets redacted: the raw bytes when there are none. */
-export function redactLine(raw: string, redact: Redact): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return redact(raw);
+/** Streamed text fields: a model's answer arrives a few characters per line. */
+const STREAMED_FIELDS = ['content', 'thinking'] as const;
+
+/**
+ * A streamed answer's lines with their secrets redacted. A secret the model wrote arrives in
+ * pieces over several lines, where no single line holds it: each text field is redacted as one
+ * running text, and characters at the end of a line that could be the start of a secret wait
+ * for the next line that carries the same field (or go back to the last one). Lines keep their
+ * number and timing; the concatenated text is the redacted whole. Lines without a change keep
+ * their raw bytes.
+ */
+export function redactStream(lines: readonly string[], redact: Redact): string[] {
+  const parsed: unknown[] = lines.map((raw) => {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      return undefined;
+    }
+  });
+  const changed = new Set<number>();
+  for (const field of STREAMED_FIELDS) {
+    let carry = '';
+    let last = -1;
+    for (const [i, value] of parsed.entries()) {
+      const message = isRecord(value) ? value.message : undefined;
+      if (!isRecord(message) || typeof message[field] !== 'string') continue;
+      const text = carry + message[field];
+      const whole = redact(text);
+      const safe = redact.beforeCut?.(text) ?? whole;
+      carry = whole.slice(safe.length);
+      if (safe !== message[field]) {
+        message[field] = safe;
+        changed.add(i);
+      }
+      last = i;
+    }
+    const lastMessage = last >= 0 ? (parsed[last] as { message: Record<string, unknown> }).message : undefined;
+    if (carry !== '' && lastMessage !== undefined) {
+      lastMessage[field] = `${String(lastMessage[field])}${redact(carry)}`;
+      changed.add(last);
+    }
   }
-  const clean = redactDeep(parsed, redact);
-  return clean === parsed ? raw : JSON.stringify(clean);
+  return lines.map((raw, i) => {
+    const value = parsed[i];
+    if (value === undefined) return redact(raw);
+    const clean = redactDeep(value, redact);
+    return clean === value && !changed.has(i) ? raw : JSON.stringify(clean);
+  });
 }
 
 function sha256(text: string): string {

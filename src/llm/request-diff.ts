@@ -27,7 +27,7 @@ export function requestDiff(recorded: RequestView, now: RequestView): string[] {
   if (a.method !== b.method || a.path !== b.path) return [`recorded ${a.method} ${a.path}, now ${b.method} ${b.path}`];
   if (a.messages === undefined || b.messages === undefined) {
     if (a.body_text !== undefined || b.body_text !== undefined) return textDiff('body', a.body_text ?? '', b.body_text ?? '');
-    return textDiff('body', JSON.stringify(a.body) ?? '', JSON.stringify(b.body) ?? '');
+    return textDiff('body', JSON.stringify(a.body) ?? '', JSON.stringify(b.body) ?? '', true);
   }
   const settings = frameDiff(recorded.blobs.get(a.frame ?? ''), now.blobs.get(b.frame ?? ''));
   if (settings.length > 0) return settings;
@@ -74,7 +74,7 @@ function toolsDiff(recorded: RequestView, now: RequestView): string[] {
   }
   for (const [i, id] of idsA.entries()) {
     if (id === idsB[i]) continue;
-    return textDiff(`tool schema ${namesA[i] ?? ''}`, JSON.stringify(recorded.blobs.get(id)) ?? '', JSON.stringify(now.blobs.get(idsB[i] ?? '')) ?? '');
+    return textDiff(`tool schema ${namesA[i] ?? ''}`, JSON.stringify(recorded.blobs.get(id)) ?? '', JSON.stringify(now.blobs.get(idsB[i] ?? '')) ?? '', true);
   }
   return [];
 }
@@ -115,29 +115,29 @@ function messagesDiff(recorded: RequestView, now: RequestView): string[] {
     if (roleOf(a) !== roleOf(b)) return [`message ${i}: recorded role ${roleOf(a)}, now ${roleOf(b)}`];
     const label = messageLabel(i, b);
     if (contentOf(a) !== contentOf(b)) return textDiff(`${label} content`, contentOf(a), contentOf(b));
-    return textDiff(label, JSON.stringify(a) ?? '', JSON.stringify(b) ?? '');
+    return textDiff(label, JSON.stringify(a) ?? '', JSON.stringify(b) ?? '', true);
   }
   return [];
 }
 
 /** The first differing character of two texts, with a little context on each side. */
-export function textDiff(label: string, a: string, b: string): string[] {
+export function textDiff(label: string, a: string, b: string, json = false): string[] {
   let p = 0;
   const n = Math.min(a.length, b.length);
   while (p < n && a[p] === b[p]) p++;
   if (p === a.length && p === b.length) return [];
   const lineNo = a.slice(0, p).split('\n').length;
   return [
-    `${label} differs at character ${p} (its line ${lineNo}):`,
-    `  recorded: ${excerpt(a, p)}`,
-    `  now:      ${excerpt(b, p)}`,
+    `${label} differs at character ${p + 1} (its line ${lineNo}):`,
+    `  recorded: ${excerpt(a, p, json)}`,
+    `  now:      ${excerpt(b, p, json)}`,
   ];
 }
 
-/** `text` around `at`, quoted as JSON (newlines visible), with … where it was cut. */
-function excerpt(text: string, at: number): string {
+/** `text` around `at`, quoted as JSON (newlines visible) unless it is JSON already, with … where it was cut. */
+function excerpt(text: string, at: number, json = false): string {
   const start = Math.max(0, at - BEFORE);
   const end = Math.min(text.length, at + AFTER);
-  const quoted = JSON.stringify(text.slice(start, end));
+  const quoted = json ? text.slice(start, end) : JSON.stringify(text.slice(start, end));
   return `${start > 0 ? '…' : ''}${quoted}${end < text.length ? '…' : ''}`;
 }
