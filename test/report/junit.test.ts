@@ -4,21 +4,14 @@
  * junit-10.xsd (test/fixtures/schemas/, source noted there) with libxml2 compiled to
  * WebAssembly (xmllint-wasm), plus the counts and messages reporters show.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateXML } from 'xmllint-wasm';
 import { renderJunit } from '../../src/report/junit.js';
 import { buildRunReport } from '../../src/report/run-report.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../../src/store/loop-run-types.js';
+import { validateJunit } from '../support/junit-xsd.js';
 import { storedIteration, storedRun } from './report-fixtures.js';
 
-const XSD = fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'schemas', 'junit-10.xsd'), 'utf8');
-
-async function validate(xml: string): Promise<{ valid: boolean; errors: string[] }> {
-  const result = await validateXML({ xml: [{ fileName: 'report.xml', contents: xml }], schema: [{ fileName: 'junit-10.xsd', contents: XSD }] });
-  return { valid: result.valid, errors: result.errors.map((e) => e.rawMessage) };
-}
+const validate = validateJunit;
 
 /** An attribute's values over all elements of a kind, entities decoded (what a reporter shows). */
 function attr(xml: string, element: string, name: string): string[] {
