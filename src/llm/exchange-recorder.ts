@@ -17,6 +17,7 @@ import {
   type ExchangeLine,
   type Redact,
   type RecordingHeader,
+  type ResponseRecord,
   type TimedLine,
 } from './recording-format.js';
 
@@ -67,15 +68,17 @@ export function createRecorder(opts: RecorderOptions): Recorder {
     const started = now();
     const since = (): number => Math.round(now() - started);
     const { record, blobs } = describeRequest(req, opts.redact);
-    const line: ExchangeLine = { type: 'exchange', seq: ++seq, request: record, response: { status: null, end: { how: 'end', ms: 0 } } };
+    const order = ++seq;
+    const head: Omit<ResponseRecord, 'end'> = { status: null };
     const lines: TimedLine[] = [];
     const raw: string[] = [];
+    let body: string | undefined;
     let done = false;
     return {
       response(status, statusText) {
-        line.response.status = status;
-        if (statusText !== '') line.response.status_text = statusText;
-        line.response.headers_ms = since();
+        head.status = status;
+        if (statusText !== '') head.status_text = statusText;
+        head.headers_ms = since();
       },
       line(text) {
         if (done) return;
@@ -83,7 +86,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
         raw.push(text);
       },
       body(text) {
-        if (!done) line.response.body = opts.redact(text);
+        if (!done) body = opts.redact(text);
       },
       end(how: ExchangeEnd, err?: unknown) {
         if (done) return;
@@ -91,8 +94,17 @@ export function createRecorder(opts: RecorderOptions): Recorder {
         // Redacted as a whole: a secret can arrive split over several lines (`redactStream`).
         const clean = redactStream(raw, opts.redact);
         for (const [i, l] of lines.entries()) l.line = clean[i] ?? '';
-        if (lines.length > 0 || line.request.messages !== undefined) line.response.lines = lines;
-        line.response.end = { how, ms: since(), ...(how === 'error' ? { error: errorInfo(err, opts.redact) } : {}) };
+        const line: ExchangeLine = {
+          type: 'exchange',
+          seq: order,
+          request: record,
+          response: {
+            ...head,
+            ...(lines.length > 0 || record.messages !== undefined ? { lines } : {}),
+            ...(body !== undefined ? { body } : {}),
+            end: { how, ms: since(), ...(how === 'error' ? { error: errorInfo(err, opts.redact) } : {}) },
+          },
+        };
         if (!open) return;
         // Blobs first: a reader meets every id before the exchange that uses it.
         for (const [id, value] of blobs) {
