@@ -48,8 +48,12 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   let requests = 0;
   let failure: InvalidInputError | null = null;
 
+  /** A metadata request that was not recorded: reported at the end unless a model call fails first (with the better diff). */
+  let metadataFailure: InvalidInputError | null = null;
+  const error = (message: string): InvalidInputError =>
+    new InvalidInputError('replay_mismatch', `--replay ${file}: ${message}\n  If the change is intended, record again: --record ${file}`);
   const mismatch = (message: string): InvalidInputError => {
-    failure = new InvalidInputError('replay_mismatch', `--replay ${file}: ${message}\n  If the change is intended, record again: --record ${file}`);
+    failure = error(message);
     return failure;
   };
 
@@ -74,7 +78,11 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
     const found = same.find((e) => !usedOthers.has(e)) ?? same[0];
     if (found === undefined) {
       const body = now.record.body !== undefined ? ` ${JSON.stringify(now.record.body)}` : '';
-      throw mismatch(`${label}${printable(body)} was not recorded`.replace(/^request (\d+), /, 'request $1 '));
+      // Not sticky: navi carries on without model details (a changed model name then shows up
+      // as the first model call's diff, which says more).
+      const err = error(`${label}${printable(body)} was not recorded`.replace(/^request (\d+), /, 'request $1 '));
+      metadataFailure ??= err;
+      throw err;
     }
     usedOthers.add(found);
     return found;
@@ -112,6 +120,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
     hooks: { send },
     finish() {
       if (failure !== null) throw failure;
+      if (metadataFailure !== null) throw metadataFailure;
       const unused = chats[nextChat];
       if (unused !== undefined) {
         throw new InvalidInputError(

@@ -214,3 +214,23 @@ describe('mismatch', () => {
     expect(replayed.chunks).toEqual(live.chunks);
   });
 });
+
+describe('a changed model name', () => {
+  it("is shown as the first model call's setting diff, not as the unrecorded /api/show before it", async () => {
+    fake = await startFakeOllama({ turns: [{ content: 'ok' }] });
+    const file = tempFile();
+    const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
+    await outcomeOf(clientFor(fake.url, { exchange: recorder.hooks }), chatRequest());
+    recorder.close();
+    const replayer = createReplayer({ recording: readRecording(file, 'rec.jsonl'), redact: noSecrets, timing: false });
+    const client = clientFor('http://127.0.0.1:9', { exchange: replayer.hooks });
+    const show = await client.showModel('llama3.1:8b').then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect((show as Error).message).toMatch(/request 1 POST \/api\/show \{"model":"llama3\.1:8b"\} was not recorded/);
+    const { error } = await collectUntilError(client.chatStream(chatRequest({ model: 'llama3.1:8b' })));
+    expect((error as Error).message).toContain('setting model: recorded "qwen3:8b", now "llama3.1:8b"');
+    expect(() => replayer.finish()).toThrow(/setting model/);
+  });
+});
