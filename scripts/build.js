@@ -31,16 +31,19 @@
  * as they do when the sources run under tsx or vitest.
  */
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { fileURLToPath, URL } from 'node:url';
+import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = path.join(ROOT, 'src');
 const DIST = path.join(ROOT, 'dist');
+const TEMPLATE = path.join(DIST, 'pgdata-template.tar.gz');
 /** Depth of every ES module output below the package root: dist/cli, dist/store, dist/chunks. */
 const OUTPUT_DEPTH = 2;
 
@@ -154,7 +157,7 @@ const bin = await build({ ...common, entryPoints: [path.join(SRC, 'cli/main.cts'
 
 const result = await build({
   ...common,
-  entryPoints: [path.join(SRC, 'cli/app.ts'), path.join(SRC, 'store/open.ts')],
+  entryPoints: [path.join(SRC, 'cli/app.ts'), path.join(SRC, 'store/open.ts'), path.join(SRC, 'store/pgdata-template.ts')],
   outbase: SRC,
   outdir: DIST,
   chunkNames: 'chunks/[name]-[hash]',
@@ -207,5 +210,64 @@ fs.mkdirSync(DIST, { recursive: true });
 /** @type {Map<string, Uint8Array>} */
 const out = new Map([...(bin.outputFiles ?? []), ...(worker.outputFiles ?? []), ...(result.outputFiles ?? [])].map((f) => [f.path, f.contents]));
 out.set(path.join(DIST, 'modules.json'), Buffer.from(`${JSON.stringify(modules, null, 1)}\n`));
+const template = cachedTemplate();
+if (template.bytes) out.set(TEMPLATE, template.bytes);
 writeDist(out);
 process.stdout.write(`dist/: ${files + 3} files, ${(bytes / 1024).toFixed(0)} KiB of JavaScript, in ${(performance.now() - started).toFixed(0)} ms\n`);
+if (!template.bytes) makeTemplate(template.cache);
+
+/**
+ * The migrated PGlite data directory new stores are unpacked from (src/store/pgdata-template.ts),
+ * `dist/pgdata-template.tar.gz`. Making one runs initdb inside WebAssembly (~3–5 s), so it is
+ * kept in node_modules/.cache, keyed by everything it depends on: PGlite's version, the
+ * migrations, and the packing code.
+ */
+function cachedTemplate() {
+  const hash = createHash('sha256');
+  hash.update(fs.readFileSync(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json')));
+  const drizzle = path.join(ROOT, 'drizzle');
+  for (const f of fs.readdirSync(drizzle, { recursive: true, encoding: 'utf8' }).sort()) {
+    const p = path.join(drizzle, f);
+    if (fs.statSync(p).isFile()) hash.update(`${f}\0`).update(fs.readFileSync(p));
+  }
+  hash.update(fs.readFileSync(path.join(SRC, 'store/pgdata-template.ts')));
+  const cache = path.join(ROOT, 'node_modules/.cache/navi', `pgdata-template-${hash.digest('hex').slice(0, 16)}.tar.gz`);
+  try {
+    return { cache, bytes: fs.readFileSync(cache) };
+  } catch {
+    return { cache, bytes: undefined };
+  }
+}
+
+/**
+ * Makes the template with the freshly built store code (initdb, migrations, a clean close) in a
+ * child process, caches it and puts it in dist/. A failure only costs users the slower first run
+ * (navi falls back to initdb): it is reported, not fatal.
+ * @param {string} cache
+ */
+function makeTemplate(cache) {
+  const t0 = performance.now();
+  const script = `
+    import fs from 'node:fs'; import os from 'node:os'; import path from 'node:path';
+    const { migrateDatabase } = await import(${JSON.stringify(pathToFileURL(path.join(DIST, 'store/open.js')).href)});
+    const { packDataDir } = await import(${JSON.stringify(pathToFileURL(path.join(DIST, 'store/pgdata-template.js')).href)});
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-template-'));
+    try {
+      const dataDir = path.join(tmp, 'pgdata');
+      await migrateDatabase({ dataDir, useTemplate: false });
+      fs.writeFileSync(process.argv[1], packDataDir(dataDir));
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }`;
+  const tmpOut = `${cache}.${process.pid}.tmp`;
+  fs.mkdirSync(path.dirname(cache), { recursive: true });
+  const made = spawnSync(process.execPath, ['--input-type=module', '-e', script, tmpOut], { cwd: ROOT, encoding: 'utf8' });
+  if (made.status !== 0) {
+    fs.rmSync(tmpOut, { force: true });
+    process.stderr.write(`build: warning: no PGlite template (first runs will run initdb): ${(made.stderr || made.error?.message || '').trim().split('\n').slice(-3).join(' / ')}\n`);
+    return;
+  }
+  fs.renameSync(tmpOut, cache);
+  fs.copyFileSync(cache, TEMPLATE);
+  process.stdout.write(`dist/pgdata-template.tar.gz: ${(fs.statSync(TEMPLATE).size / 1024).toFixed(0)} KiB, made in ${(performance.now() - t0).toFixed(0)} ms (cached for the next build)\n`);
+}

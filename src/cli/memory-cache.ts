@@ -1,26 +1,34 @@
 /**
  * The memory cache file (see src/agent/memory.ts): the rendered memory facts per user as of
- * the last run, so the first model call of the next run does not wait for the database to
- * open. Lives beside the data (0600). Any problem reading it means "no cache": the run then
+ * the last run, so the first model call of the next run does not wait for the embedded
+ * database to open (~0.3 s for PGlite). Any problem reading it means "no cache": the run then
  * reads the database, as it would without one.
  *
- * Its content goes into the first request as facts about the user, and the directory it lives
- * in may be shared (`NAVI_DATA_DIR=/tmp/pgdata`): a file someone else could have written is
- * not read.
+ * It belongs to exactly one store, so it lives inside that store's data directory
+ * (`<data dir>/navi-memory-cache.json`, 0600, next to navi's lock): removed with it, never
+ * shared by two data directories in one parent (a fact remembered in one store must never reach
+ * the model in a run on another), and only one navi process at a time holds the directory, so
+ * every change of the facts goes through a process that refreshes it. PostgreSQL has no cache:
+ * a server is shared by other machines and clients that change the facts without navi seeing
+ * it, and it answers in milliseconds anyway.
+ *
+ * Its content goes into the first request as facts about the user, so a file someone else
+ * could have written (a shared `NAVI_DATA_DIR`) is not read.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { MemoryCache } from '../agent/memory.js';
 import type { NaviConfig } from '../config/schema.js';
 import { defaultDataDir } from '../store/open.js';
 
 type CacheFile = { users: Record<string, string[]> };
 
-/** One file per database: beside the PGlite directory, or keyed by a hash of the server URL. */
-export function memoryCachePath(opts: { url?: string; dataDir: string }): string {
-  if (opts.url) return join(dirname(opts.dataDir), `memory-cache-${createHash('sha256').update(opts.url).digest('hex').slice(0, 12)}.json`);
-  return join(dirname(opts.dataDir), 'memory-cache.json');
+export const MEMORY_CACHE_FILE = 'navi-memory-cache.json';
+
+/** The cache file of an embedded store: inside its data directory (see the header). */
+export function memoryCachePath(dataDir: string): string {
+  return join(dataDir, MEMORY_CACHE_FILE);
 }
 
 /** What `trustedCacheFile` looks at: the stat of the opened file. */
@@ -76,7 +84,8 @@ export function fileMemoryCache(path: string): MemoryCache {
       try {
         const data = read();
         data.users[user] = lines;
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        // No mkdir: the data directory exists once the store has answered, and a cache must not
+        // create one (an empty directory would look like a store to the next run).
         // A fresh name, created exclusively: nothing planted under it (a symlink) is followed.
         const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
         writeFileSync(tmp, JSON.stringify(data), { mode: 0o600, flag: 'wx' });
@@ -93,8 +102,8 @@ export function fileMemoryCache(path: string): MemoryCache {
   };
 }
 
-/** The cache of the configured database. */
-export function memoryCacheFor(config: NaviConfig, env: Record<string, string | undefined>): MemoryCache {
-  const dataDir = config.db.data_dir ?? defaultDataDir(env);
-  return fileMemoryCache(memoryCachePath(config.db.url ? { url: config.db.url, dataDir } : { dataDir }));
+/** The cache of the configured database: embedded PGlite only (PostgreSQL has none, see the header). */
+export function memoryCacheFor(config: NaviConfig, env: Record<string, string | undefined>): MemoryCache | undefined {
+  if (config.db.url) return undefined;
+  return fileMemoryCache(memoryCachePath(config.db.data_dir ?? defaultDataDir(env)));
 }

@@ -71,6 +71,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     throw err;
   }
   const interactive = isInteractive(env);
+  const memoryCache = memoryCacheFor(config, env);
   const agent = new Agent({
     llm: createOllamaClient({ ...llmClientOptions(config.llm, base.explicit, env), ...(exchanges.hooks !== undefined && { exchange: exchanges.hooks }) }),
     store,
@@ -78,7 +79,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     profiles,
     userTools: tools.userTools,
     user: userName(env),
-    memoryCache: memoryCacheFor(config, env),
+    ...(memoryCache ? { memoryCache } : {}),
     messageTokenBudget: config.context_message_token_budget,
     ...(interactive
       ? {
@@ -112,6 +113,8 @@ export function llmClientOptions(
     chunkTimeoutS: chunk ? llm.chunk_timeout_s : lenient(llm.chunk_timeout_s),
     strict: { firstChunk, chunk },
     callTimeoutS: llm.call_timeout_s,
+    // The plain request bodies, the fast path's oracle (README, Development).
+    ...(env.NAVI_PLAIN_BODIES === '1' ? { plainBodies: true } : {}),
   };
 }
 

@@ -87,7 +87,17 @@ export async function toolsFor(cwd: string, config: NaviConfig, withLoopTools = 
 /** Opens the configured database (PGlite by default), migrating it on first use. */
 export async function openConfiguredStore(config: NaviConfig, env: Record<string, string | undefined>): Promise<Store> {
   const { openStore, defaultDataDir } = await import('../store/open.js');
-  return openStore({ url: config.db.url, dataDir: config.db.data_dir ?? defaultDataDir(env) });
+  // A first run creates the embedded database (~0.5 s from the shipped template): said on a
+  // terminal, so the pause has a reason; scripts (no TTY) read nothing extra.
+  const notice = process.stderr.isTTY === true ? (message: string): void => void process.stderr.write(`navi: ${message}\n`) : undefined;
+  // NAVI_PGLITE_DRIVER=main-thread: the plain PGlite driver, to check the fast one against it (README, Development).
+  const plain = env.NAVI_PGLITE_DRIVER === 'main-thread';
+  return openStore({
+    url: config.db.url,
+    dataDir: config.db.data_dir ?? defaultDataDir(env),
+    ...(notice ? { notice } : {}),
+    ...(plain ? { pgliteDriver: 'main-thread' as const } : {}),
+  });
 }
 
 /**

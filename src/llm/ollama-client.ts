@@ -9,7 +9,7 @@ import { isRecord } from '../util/guards.js';
 import { createGuardedFetch, newWireState, type BodyParts, type WireState } from './guarded-fetch.js';
 import { toLlmError } from './ollama-errors.js';
 import { toChatChunks } from './ollama-mapping.js';
-import { ChatBodies } from './request-body.js';
+import { ChatBodies, plainChatBody } from './request-body.js';
 import { RequestGuard } from './request-guard.js';
 import type {
   ChatChunk,
@@ -79,7 +79,7 @@ class OllamaAdapter implements LlmClient {
         // prefilled, and — for a model that starts with a tool call — the whole call written),
         // so this timer covers connecting, waiting for headers and waiting for the first line.
         guard.arm('first_chunk_timeout', timeoutS, strict.firstChunk ? undefined : alive);
-        const ollama = await guard.race(this.open(guard.controller.signal, wire, true, this.bodies.build(req)));
+        const ollama = await guard.race(this.open(guard.controller.signal, wire, true, this.opts.plainBodies ? plainChatBody(req) : this.bodies.build(req)));
         // The body on the wire is `chatRequestJson(req)`; the client is given only what it reads
         // itself (`stream`, and `messages` for images, which navi never sends).
         const stream = await guard.race(ollama.chat({ model: req.model, stream: true }));

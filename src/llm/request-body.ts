@@ -7,7 +7,7 @@
  * the HTTP request writes one after another.
  */
 import type { BodyParts } from './guarded-fetch.js';
-import { chatRequestFrame, messageJson } from './ollama-mapping.js';
+import { chatRequestFrame, messageJson, toOllamaRequest } from './ollama-mapping.js';
 import type { ChatMessage, ChatRequest } from './types.js';
 
 /** Runs of messages already serialised: messages `[first, next segment's first)`. */
@@ -149,4 +149,10 @@ function serialize(messages: ChatMessage[], from: number, to: number): Buffer {
   const parts: string[] = [];
   for (let i = from; i < to; i++) parts.push(i > 0 ? `,${messageJson(messages[i] as ChatMessage)}` : messageJson(messages[i] as ChatMessage));
   return Buffer.from(parts.join(''));
+}
+
+/** The plain body (`LlmClientOptions.plainBodies`): what the `ollama` client would serialise, made anew. */
+export function plainChatBody(req: ChatRequest): BodyParts {
+  const bytes = Buffer.from(JSON.stringify({ ...toOllamaRequest(req), stream: true }));
+  return { chunks: [bytes], length: bytes.length };
 }

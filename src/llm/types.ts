@@ -130,4 +130,10 @@ export interface LlmClientOptions {
   callTimeoutS?: number;
   /** `--record` / `--replay`: every exchange observed, or answered from a recording (`exchange-hooks.ts`). */
   exchange?: ExchangeHooks;
+  /**
+   * Chat bodies made the plain way, `JSON.stringify` of the whole request every call, instead of
+   * on the previous request's bytes (`request-body.ts`): the oracle the fast path is checked
+   * against (the same bytes must reach the server). `NAVI_PLAIN_BODIES=1`.
+   */
+  plainBodies?: boolean;
 }

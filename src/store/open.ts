@@ -12,6 +12,7 @@ import { InvalidInputError, NaviError, StorageError, describeError } from '../er
 import { errnoCode } from '../util/guards.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
 import { acquireDirLock, type DirLock } from './lock.js';
+import { unpackTemplate, VERSION_FILE } from './pgdata-template.js';
 import type * as PgliteWorkerModule from './pglite-worker.js';
 import type { PgliteInWorker } from './pglite-worker.js';
 import type { MigrationReport, OpenStoreOptions, Store } from './types.js';
@@ -56,7 +57,7 @@ interface Opened {
 }
 
 function openAndMigrate(opts: OpenStoreOptions): Promise<Opened> {
-  return opts.url ? openPostgres(opts.url, opts.connectTimeoutS ?? DEFAULT_CONNECT_TIMEOUT_S) : openPglite(opts.dataDir);
+  return opts.url ? openPostgres(opts.url, opts.connectTimeoutS ?? DEFAULT_CONNECT_TIMEOUT_S) : openPglite(opts);
 }
 
 /** The PGlite worker module, once `prewarmEmbeddedStore` started a worker on a guess. */
@@ -126,7 +127,7 @@ async function openPostgres(url: string, connectTimeoutS: number): Promise<Opene
   }
 }
 
-async function openPglite(dataDirOption: string): Promise<Opened> {
+async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true, pgliteDriver = 'worker' }: OpenStoreOptions): Promise<Opened> {
   // An empty path would resolve to the working directory and fill it with PostgreSQL files.
   if (dataDirOption.trim() === '') {
     throw new InvalidInputError('data_dir_invalid', 'the PGlite data directory is empty; set NAVI_DATA_DIR or db.data_dir to a directory path');
@@ -140,14 +141,10 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
     throw err instanceof NaviError ? err : notWritable(dataDir, err);
   }
 
-  let opening: Promise<PgliteInWorker> | undefined;
+  let opening: Promise<PgliteClient> | undefined;
   try {
-    // The worker starts first: it opens the directory on another core while drizzle and the
-    // repositories load here.
-    const { PgliteInWorker } = await import('./pglite-worker.js');
-    // 16 MB of shared buffers (PostgreSQL's default is 128 MB): zeroing 128 MB of WebAssembly
-    // memory alone costs ~75 ms per start and doubles peak RSS, for data navi keeps small.
-    opening = PgliteInWorker.open(dataDir, ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`]);
+    await newStore(dataDir, useTemplate, notice);
+    opening = pgliteDriver === 'worker' ? startInWorker(dataDir) : startOnMainThread(dataDir);
     opening.catch(() => undefined); // awaited below
     const [{ drizzle }, { migratePglite }, { createDrizzleStore }] = await Promise.all([
       import('drizzle-orm/pglite'),
@@ -155,7 +152,7 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
       import('./drizzle-store.js'),
     ]);
     const client = await opening;
-    // drizzle's pglite driver calls query/exec/transaction: the worker's client answers them.
+    // drizzle's pglite driver calls query/exec/transaction: both clients answer them.
     const db = drizzle({ client: client as unknown as PGlite });
     const { applied, total } = await migratePglite(db);
     const store = createDrizzleStore(db, {
@@ -183,8 +180,42 @@ async function openPglite(dataDirOption: string): Promise<Opened> {
   }
 }
 
+/**
+ * A directory without a database gets navi's migrated template (src/store/pgdata-template.ts)
+ * instead of initdb; the user hears about the one-time cost. A template that cannot be unpacked
+ * leaves the directory as it was, and PGlite runs initdb.
+ */
+async function newStore(dataDir: string, useTemplate: boolean, notice: ((message: string) => void) | undefined): Promise<void> {
+  if (fs.existsSync(path.join(dataDir, VERSION_FILE))) return;
+  notice?.(`creating the database in ${dataDir} (first run)`);
+  if (!useTemplate) return;
+  try {
+    await unpackTemplate(dataDir);
+  } catch {
+    // initdb it is: slower, same result.
+  }
+}
+
 /** PGlite's shared_buffers: enough for navi's tables, small enough to start fast. */
 const PGLITE_SHARED_BUFFERS = '16MB';
+// 16 MB of shared buffers (PostgreSQL's default is 128 MB): zeroing 128 MB of WebAssembly memory
+// alone costs ~75 ms per start and doubles peak RSS, for data navi keeps small.
+const PGLITE_START_PARAMS = ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+
+/** What both PGlite drivers offer the store: drizzle's pglite calls, and closing. */
+type PgliteClient = Pick<PgliteInWorker, 'closed' | 'close'>;
+
+/** The fast driver: PGlite in a worker thread, which opens the directory on another core while drizzle loads here. */
+async function startInWorker(dataDir: string): Promise<PgliteClient> {
+  const { PgliteInWorker } = await import('./pglite-worker.js');
+  return PgliteInWorker.open(dataDir, PGLITE_START_PARAMS);
+}
+
+/** The plain driver (the oracle of the worker: `OpenStoreOptions.pgliteDriver`). */
+async function startOnMainThread(dataDir: string): Promise<PgliteClient> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  return PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_START_PARAMS] });
+}
 
 /**
  * Creates the data directory inside a private parent. PGlite creates its files world-writable

@@ -188,6 +188,16 @@ export interface OpenStoreOptions {
   dataDir: string;
   /** PostgreSQL only: seconds to wait for the server to answer before failing (default 10). */
   connectTimeoutS?: number;
+  /** PGlite only: told once when a new database is being created (a one-time cost). */
+  notice?: (message: string) => void;
+  /** PGlite only: false runs initdb instead of unpacking the shipped template (the build makes the template so). */
+  useTemplate?: boolean;
+  /**
+   * PGlite only: `worker` (default) runs PGlite in a worker thread with prepared statements (the
+   * fast path); `main-thread` is the plain driver (PGlite's own client in this thread, drizzle's
+   * pglite adapter as documented), kept beside it as the oracle the tests compare it with.
+   */
+  pgliteDriver?: 'worker' | 'main-thread';
 }
 
 /** What `migrateDatabase` (`navi db migrate`) did. */

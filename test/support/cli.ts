@@ -110,6 +110,9 @@ function emptyHome(): string {
 export function cleanEnv(extra: Record<string, string> = {}, opts: { ci?: boolean } = {}): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: emptyHome() };
   if (opts.ci !== false) env.CI = '1';
+  // The whole suite can run on the plain versions of the fast paths, their oracles (README, Development).
+  if (process.env.NAVI_PGLITE_DRIVER) env.NAVI_PGLITE_DRIVER = process.env.NAVI_PGLITE_DRIVER;
+  if (process.env.NAVI_PLAIN_BODIES) env.NAVI_PLAIN_BODIES = process.env.NAVI_PLAIN_BODIES;
   return { ...env, ...extra };
 }
 

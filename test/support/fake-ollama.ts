@@ -6,6 +6,7 @@
  * are checked as server/routes.go ChatHandler checks them (body, keep_alive, think, model,
  * capabilities) before a scripted turn is used; a rejected request consumes no turn.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,6 +43,8 @@ export interface RecordedRequest {
   body: Record<string, unknown> | undefined;
   /** Raw body length in bytes (what a local model would have to prefill). */
   bytes: number;
+  /** sha256 of the raw body (hex): byte-exact comparisons without keeping the bytes. */
+  sha256: string;
   /** `Date.now()` when the body had been read. */
   receivedAt: number;
   /** Index of the scripted turn served (chat requests only). */
@@ -182,9 +185,12 @@ class FakeOllamaServer implements FakeOllama {
       path: (req.url ?? '/').split('?')[0] ?? '/',
       body: parseBody(raw),
       bytes: raw.length,
+      sha256: '',
       receivedAt: Date.now(),
       clientClosed: false,
     };
+    // After `receivedAt`: hashing is the model's time, never the harness gap the bench measures.
+    record.sha256 = createHash('sha256').update(raw).digest('hex');
     this.requests.push(record);
     this.onRequest?.(record);
     const cancelled = new AbortController();
