@@ -94,7 +94,8 @@ export function renderMarkdown(report: RunReport): string {
   const failure = gateFailure(report);
   if (failure !== null) lines.push(`> **Not completed:** ${mdText(failure)}`, '');
   lines.push(`**Indicators** (last iteration): ${indicatorList(report.indicators)}`, '');
-  lines.push(`Run \`${report.runId}\` · started ${report.startedAt.toISOString()}`, '');
+  // A run that never started has no id to show.
+  if (report.runId.startsWith('run_')) lines.push(`Run \`${report.runId}\` · started ${report.startedAt.toISOString()}`, '');
   if (report.iterations.length > 0) {
     lines.push('### Iterations', '', '| # | phase | exit gate | checks | tokens | time |', '|---|---|---|---|---|---|');
     for (const it of report.iterations) lines.push(iterationRow(it));

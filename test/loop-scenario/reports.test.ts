@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { marked, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
+import { cleanEnv, runNavi } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
 import { validateJunit } from '../support/junit-xsd.js';
 import { tempDir } from '../scenario/helpers.js';
@@ -90,4 +91,22 @@ forEachBackend((backend) => {
       T,
     );
   });
+});
+
+describe('CI reports of a run that never started', () => {
+  it(
+    'an invalid task file: exit 2, and the JUnit report says why nothing ran',
+    async () => {
+      const cwd = tempDir('bad-task');
+      fs.writeFileSync(path.join(cwd, 'task.yaml'), 'prompt: Fix it.\ncolour: red\n');
+      const run = await runNavi(['loop', 'task.yaml', '--junit', 'junit.xml'], { cwd, env: cleanEnv({ NAVI_DATA_DIR: path.join(cwd, 'data'), OLLAMA_HOST: 'http://127.0.0.1:9' }) });
+      expectExit(run, 2);
+      const junit = fs.readFileSync(path.join(cwd, 'junit.xml'), 'utf8');
+      expect(await validateJunit(junit)).toEqual({ valid: true, errors: [] });
+      expect(junit).toMatch(/<failure message="failed \([^"]*colour: unknown key[^"]*\): no iteration was committed" type="failed">/);
+      expect(junit).toMatch(/<property name="exit_code" value="2"\/>/);
+      expect(fs.existsSync(path.join(cwd, 'data'))).toBe(false);
+    },
+    T,
+  );
 });

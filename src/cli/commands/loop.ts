@@ -135,14 +135,17 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
   const started = Date.now();
   let baseCwd: string;
   let task: Task | undefined;
-  let reports: LoopReports;
+  let reports: LoopReports | undefined;
   try {
     checkFlags(args, entry);
     baseCwd = resolveCwd(args.cwd);
     reports = loopReports(args, baseCwd, process.env);
     if (args.resume === undefined) task = entry.prompt !== undefined ? promptOnlyTask(entry.prompt) : resolveTask(args.task ?? [], baseCwd);
   } catch (err) {
-    return reportFailure(createOutput(args), err, { interrupted: false, started, sessionId: '' });
+    const code = await reportFailure(createOutput(args), err, { interrupted: false, started, sessionId: '' });
+    // An invalid task file still leaves the CI its report, saying why nothing ran.
+    await reports?.write({ store: null, runId: undefined, taskName: (args.task ?? []).join(' ') || 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
+    return code;
   }
   if (task !== undefined && !task.loopMode) {
     if (!args.quiet) process.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
