@@ -175,8 +175,10 @@ const result = await build({
 // The worker thread's code (see the header): a CommonJS script of its own, run by new Worker(path).
 const worker = await build({
   ...common,
-  entryPoints: [path.join(SRC, 'store/pglite-worker-thread.cjs')],
-  outfile: path.join(DIST, 'store/pglite-worker-thread.cjs'),
+  // The wire server (serving the database to other processes) is required by the worker at run time.
+  entryPoints: [path.join(SRC, 'store/pglite-worker-thread.cjs'), path.join(SRC, 'store/pglite-wire-server.cjs')],
+  outdir: path.join(DIST, 'store'),
+  outExtension: { '.js': '.cjs' },
   format: 'cjs',
   sourcemap: 'linked',
   sourcesContent: false,

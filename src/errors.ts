@@ -60,7 +60,7 @@ export class InvalidInputError extends NaviError {
   }
 }
 
-/** Ollama unreachable, model missing, stream stalled: exit 75 (retry later). */
+/** Ollama unreachable or stream stalled: exit 75 (retry later). A model that is not pulled is invalid input (2). */
 export class LlmUnavailableError extends NaviError {
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super('llm_unavailable', code, message, options);
@@ -91,10 +91,13 @@ export class InterruptedError extends NaviError {
   }
 }
 
-/** Lookup failures the user can fix (unknown session id, unknown profile): exit 1 unless noted. */
+/**
+ * A session, run, profile, memory or task the user named does not exist: exit 2, like every
+ * other bad input, in every command (`sessions show`, `run -s`, `profiles show`, `run -p`…).
+ */
 export class NotFoundError extends NaviError {
   constructor(code: string, message: string) {
-    super('error', code, message);
+    super('invalid_input', code, message);
   }
 }
 

@@ -66,8 +66,36 @@ export class SerialWriter {
     this.stopDeadline?.catch(() => undefined);
   }
 
+  /** Writes kept back by `hold`, in order; null when none are. */
+  private held: Array<(store: Store) => Promise<unknown>> | null = null;
+
+  /**
+   * Keeps every write from now on back until `release` (or `flush`), or drops them on
+   * `discard`: a new session is stored only once the model answered, so a run that never
+   * reached the model (Ollama down, model not pulled) leaves no session behind.
+   */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** Queues the held writes, in order; later writes queue directly. */
+  release(): void {
+    const held = this.held;
+    this.held = null;
+    for (const write of held ?? []) this.enqueue(write);
+  }
+
+  /** Drops the held writes (nothing of them was stored); later writes queue directly. */
+  discard(): void {
+    this.held = null;
+  }
+
   /** Queues a write; it runs after every earlier one. Failures surface at the next flush. */
   enqueue(write: (store: Store) => Promise<unknown>): void {
+    if (this.held !== null) {
+      this.held.push(write);
+      return;
+    }
     this.tail = this.tail.then(async () => {
       if (this.failure !== null) return;
       try {
@@ -83,8 +111,9 @@ export class SerialWriter {
     if (this.failure !== null) throw this.failure;
   }
 
-  /** Waits for every queued write (at most a short grace after a stop); throws the first failure. */
+  /** Waits for every queued write, held ones included (at most a short grace after a stop); throws the first failure. */
   async flush(): Promise<void> {
+    this.release();
     await (this.stopDeadline ? Promise.race([this.tail, this.stopDeadline]) : this.tail);
     if (this.failure !== null) throw this.failure;
   }

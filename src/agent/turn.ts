@@ -7,7 +7,7 @@ import type { ChatMessage, ChatUsage, ToolSchema } from '../llm/types.js';
 import type { Profile } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { SpawnArgs, TodoItem, ToolContext, ToolResult, TurnHost } from '../tools/types.js';
-import { InvalidInputError, isAbortError } from '../errors.js';
+import { InvalidInputError, isAbortError, isNaviError } from '../errors.js';
 import { noToolsMessage } from '../llm/ollama-errors.js';
 import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
@@ -310,6 +310,9 @@ export class Turn implements TurnHost {
   private async *start(): AsyncGenerator<AgentEvent, void> {
     const { opts } = this;
     if (opts.newSession) {
+      // Stored once the model answered (released in loop()): a run that cannot reach the model
+      // leaves no session behind. Sub-agents' sessions are the parent's business.
+      if (!this.isSubagent) this.writer.hold();
       this.writer.enqueue((s) =>
         s.sessions.create({
           id: opts.sessionId,
@@ -546,10 +549,14 @@ export class Turn implements TurnHost {
       try {
         outcome = yield* this.askModel(todos, stall.count);
       } catch (err) {
+        // The model never answered (unreachable, not pulled, refused the request): a new
+        // session's writes, still held, are dropped. Anything else keeps them (flushed below).
+        if (isNaviError(err) && (err.status === 'llm_unavailable' || err.status === 'invalid_input')) this.writer.discard();
         // A database that failed meanwhile is the cause to report, not what it did to the call.
         this.writer.throwIfFailed();
         throw err;
       }
+      this.writer.release();
       const { reply } = outcome;
       if (outcome.kind === 'interrupted' || opts.signal.aborted) {
         // Keep what was streamed: a stopped turn still shows its partial answer.

@@ -3,16 +3,28 @@
  * runs, so `--help` and light commands stay fast and open no database or model client.
  */
 import type { Argv } from 'yargs';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, isNaviError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
 import { loopCommand, runCommand } from './commands/dispatch.js';
 import type { GlobalArgs } from './global-args.js';
 import { exchangeOptions, reportOptions } from './ci-options.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
+import { integerCoerce } from './flag-values.js';
+import { commandHelp, currentCommand, examplesText, helpWidth, hideTypes } from './help-layout.js';
+import { usageMessage } from './usage-error.js';
 
-const EPILOG = `Exit codes: 0 success, 1 error, 2 invalid input, 3 incomplete, 4 aborted,
-5 budget exhausted, 75 Ollama unavailable, 130 interrupted.
+const TOP_EXAMPLES = examplesText([
+  ['navi run "list the TODOs in src/"', 'one shot: the answer on stdout'],
+  ['navi loop tasks/fix-failing-tests.yaml', 'iterate until the checks pass'],
+  ['navi doctor', 'check config, database, Ollama and the model'],
+]);
+
+const EPILOG = `${TOP_EXAMPLES}
+
+Exit codes: 0 success, 1 error, 2 invalid input (also: a session, run, profile,
+task or memory id that does not exist), 3 incomplete, 4 aborted, 5 budget
+exhausted, 75 Ollama unavailable (retry later), 130 interrupted.
 Docs: README.md (output formats, event schema, config keys).`;
 
 function globalOptions(y: Argv): Argv<GlobalArgs> {
@@ -23,7 +35,7 @@ function globalOptions(y: Argv): Argv<GlobalArgs> {
       alias: 'o',
       choices: ['text', 'json', 'stream-json'] as const,
       default: 'text' as const,
-      describe: 'Output format',
+      describe: 'Output format: text, json or stream-json (default text)',
     })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress or warnings on stderr' })
     .option('color', { type: 'boolean', default: true, describe: 'Colour on a terminal (--no-color, or NO_COLOR)' })
@@ -41,15 +53,6 @@ function lazy(load: () => Promise<Handler>, sink: { code: number }): (argv: Reco
     const handler = await load();
     sink.code = await handler(argv as GlobalArgs & Record<string, unknown>);
   };
-}
-
-/** yargs lists an unknown `--foo-bar` twice (also as `fooBar`); name it once, as typed. */
-export function dedupeUnknown(msg: string): string {
-  const m = /^(Unknown arguments?): (.*)$/.exec(msg);
-  if (!m) return msg;
-  const names = (m[2] ?? '').split(', ');
-  const kept = names.filter((n) => !(/[A-Z]/.test(n) && names.includes(n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))));
-  return `${kept.length === 1 ? 'Unknown argument' : 'Unknown arguments'}: ${kept.join(', ')}`;
 }
 
 /** A reader that went away (`navi sessions list | head`) is not an error worth a stack trace. */
@@ -82,144 +85,203 @@ export async function main(args: string[]): Promise<void> {
     return finish(sink.code);
   }
   const { default: yargs } = await import('yargs');
-  const cli = globalOptions(yargs(args))
+  const cli = globalOptions(hideTypes(yargs(args)))
     .scriptName('navi')
     .usage('$0 <command> [options]\n\nHeadless agent runner for local models (Ollama).')
     .command(
       'run [prompt..]',
       'One-shot: run one agent turn (full tool loop) on a prompt',
       (y) =>
-        exchangeOptions(y)
+        commandHelp(
+          exchangeOptions(y)
           .positional('prompt', { type: 'string', array: true, describe: 'The prompt (else --file, else stdin when piped)' })
           .option('file', { alias: 'f', type: 'string', describe: 'Read the prompt from a file' })
           .option('session', { alias: 's', type: 'string', describe: 'Continue an existing session' })
-          .option('max-iterations', { type: 'number', describe: "Cap tool-loop iterations (else the profile's max_iterations)" })
-          .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' })
-          .example('$0 run "list the TODOs in src/"', '')
-          .example('git diff | $0 run -o json', 'prompt from stdin, one JSON result')
-          .example('$0 run -s SESSION_ID "now fix the first one"', 'continue a session')
-          .epilog(
-            'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies); ' +
-              '2 invalid input (also: a model that cannot call tools); 3 incomplete (max iterations, or the answer was cut off ' +
-              'at the output limit; continue with -s); 75 Ollama unreachable or stopped answering; 130 interrupted.',
-          ),
+          .option('max-iterations', { requiresArg: true, coerce: integerCoerce('max-iterations'), describe: "Cap tool-loop iterations (else the profile's max_iterations)" })
+          .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' }),
+          {
+            path: 'run',
+            uses: ['db', 'ollama', 'profile'],
+            examples: [
+              ['navi run "list the TODOs in src/"', ''],
+              ['git diff | navi run -o json', 'prompt from stdin, one JSON result'],
+              ['navi run -s SESSION_ID "now fix the first one"', 'continue a session'],
+            ],
+            epilog:
+              'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies); ' +
+              '2 invalid input (also: an unknown session or profile, a model that is not pulled or cannot call tools); ' +
+              '3 incomplete (max iterations, or the answer was cut off at the output limit; continue with -s); ' +
+              '75 Ollama unreachable or stopped answering (retry later); 130 interrupted.',
+          },
+        ),
       lazy(() => Promise.resolve(runCommand), sink),
     )
     .command(
       'loop [task..]',
       'Loop mode: iterate on a task until evidence passes the exit gate',
       (y) =>
-        reportOptions(exchangeOptions(y))
+        commandHelp(
+          reportOptions(exchangeOptions(y))
           .positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml) or the task as free text' })
-          .option('max-iterations', { type: 'number', describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5)' })
-          .option('approval', { choices: ['none', 'strict', 'periodic'] as const, describe: 'Ask to accept iterations: never, every one, or every periodic_interval' })
+          .option('max-iterations', { requiresArg: true, coerce: integerCoerce('max-iterations'), describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5)' })
+          .option('approval', { choices: ['none', 'strict', 'periodic'] as const, describe: 'Ask to accept iterations: none, strict (every one) or periodic (every periodic_interval)' })
           .option('never-pause', { type: 'boolean', describe: 'On stagnation, auto-diversify instead of stopping (needs --max-iterations)' })
-          .option('strategy', { choices: ['combine', 'radical', 'reread'] as const, describe: 'Diversification strategy on stagnation' })
+          .option('strategy', { choices: ['combine', 'radical', 'reread'] as const, describe: 'Diversification strategy on stagnation: combine, radical or reread' })
           .option('decisions', { type: 'string', describe: 'Answers for approval/stagnation/max-iterations prompts: JSON lines file, or - for stdin' })
           .option('resume', { type: 'string', describe: 'Continue a stopped run (interrupted, incomplete, out of budget) by id' })
-          .option('extend', { type: 'number', describe: 'With --resume: add N iterations to the run' })
-          .option('max-tokens', { type: 'number', describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' })
+          .option('extend', { requiresArg: true, coerce: integerCoerce('extend'), describe: 'With --resume: add N iterations to the run' })
+          .option('max-tokens', { requiresArg: true, coerce: integerCoerce('max-tokens'), describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' })
           .option('deadline', { type: 'string', describe: 'Wall-clock limit of the whole run, e.g. 30m, 8h; exit 5 when reached' })
-          .option('iteration-timeout', { type: 'string', describe: "Longest one iteration's agent turn may take (default 30m); exit 5" })
-          .example('$0 loop tasks/fix-failing-tests.yaml', 'run a task file until its checks pass and the model signals exit')
-          .example('$0 loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe')
-          .example('$0 loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations')
-          .epilog('Exit codes: 0 completed (exit gate passed), 3 max iterations (resumable), 4 aborted (user or stagnation), 5 budget exhausted (resumable), 130 interrupted (resumable), 2 invalid input.'),
+          .option('iteration-timeout', { type: 'string', describe: "Longest one iteration's agent turn may take (default 30m); exit 5" }),
+          {
+            path: 'loop',
+            uses: ['db', 'ollama', 'profile'],
+            examples: [
+              ['navi loop tasks/fix-failing-tests.yaml', 'run a task file until its checks pass and the model signals exit'],
+              ['navi loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe'],
+              ['navi loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations'],
+            ],
+            epilog:
+              'Exit codes: 0 completed (exit gate passed), 2 invalid input (also: an unknown run id), 3 max iterations ' +
+              '(resumable), 4 aborted (user or stagnation), 5 budget exhausted (resumable), 75 Ollama unavailable ' +
+              '(retry later), 130 interrupted (resumable).',
+          },
+        ),
       lazy(() => Promise.resolve(loopCommand), sink),
     )
     .command('tasks', 'List, show and validate task files (tasks/*.yaml)', (y) =>
-      y
-        .command('list', 'List task files here and shipped examples (no database, no model)', {}, lazy(async () => (await import('./commands/tasks.js')).tasksList, sink))
+      commandHelp(y, { path: 'tasks', uses: [], examples: [['navi tasks list', ''], ['navi tasks validate', '']] })
+        .command('list', 'List task files here and shipped examples (no database, no model)', (yy) => commandHelp(yy, { path: 'tasks list', uses: [], examples: [
+          ['navi tasks list', ''],
+          ['navi tasks list -o json', 'as JSON'],
+        ] }), lazy(async () => (await import('./commands/tasks.js')).tasksList, sink))
         .command(
           'show <file>',
           'Show a task file as navi reads it (a path, or a name under tasks/)',
-          (yy) => yy.positional('file', { type: 'string', demandOption: true }),
+          (yy) => commandHelp(yy.positional('file', { type: 'string', demandOption: true, describe: 'A task file, or a name under tasks/ (see: navi tasks list)' }), { path: 'tasks show', uses: [], examples: [['navi tasks show fix-failing-tests', 'a shipped example, by name'], ['navi tasks show tasks/fix.yaml', 'a file']] }),
           lazy(async () => (await import('./commands/tasks.js')).tasksShow, sink),
         )
         .command(
           'validate [file]',
           'Validate one task file, or all under tasks/; exit 2 listing every problem',
-          (yy) => yy.positional('file', { type: 'string' }),
+          (yy) => commandHelp(yy.positional('file', { type: 'string', describe: 'A task file (default: every file under tasks/)' }), { path: 'tasks validate', uses: [], examples: [['navi tasks validate', 'every file under tasks/'], ['navi tasks validate tasks/fix.yaml', 'one file']] }),
           lazy(async () => (await import('./commands/tasks.js')).tasksValidate, sink),
         )
         .demandCommand(1, 'name a tasks subcommand: list, show, validate'),
     )
     .command('runs', 'Loop runs: list them, show one with its iterations', (y) =>
-      y
+      commandHelp(y, { path: 'runs', uses: ['db'], examples: [['navi runs list', ''], ['navi runs show RUN_ID', '']] })
         .command(
           'list',
           'List loop runs, newest first',
-          (yy) => yy.option('limit', { type: 'number', default: 20, describe: 'How many' }),
+          (yy) =>
+            commandHelp(yy.option('limit', { requiresArg: true, coerce: integerCoerce('limit'), default: 20, describe: 'How many (default 20)' }), {
+              path: 'runs list',
+              uses: ['db'],
+              examples: [['navi runs list --limit 5', ''], ['navi runs list -o json', 'as JSON']],
+            }),
           lazy(async () => (await import('./commands/runs.js')).runsList, sink),
         )
         .command(
           'show <id>',
           'Show a run: status, counters, budgets, and every iteration (status block, gate, decisions)',
           (yy) =>
-            yy
-              .positional('id', { type: 'string', demandOption: true })
-              .option('format', { choices: ['md', 'junit', 'json'] as const, describe: 'Render as a Markdown summary, a JUnit XML report or JSON (what navi loop --summary/--junit write)' }),
+            commandHelp(
+              yy
+                .positional('id', { type: 'string', demandOption: true, describe: 'The run id (see: navi runs list)' })
+                .option('format', { choices: ['md', 'junit', 'json'] as const, describe: 'Render as a Markdown summary, a JUnit XML report or JSON (what navi loop --summary/--junit write)' }),
+              {
+              path: 'runs show',
+              uses: ['db'],
+              examples: [['navi runs show run_mikq3x2a0_7hq2', 'while the loop runs, or after'], ['navi runs show run_mikq3x2a0_7hq2 -o json', 'as JSON'], ['navi runs show run_mikq3x2a0_7hq2 --format junit > junit.xml', 'a JUnit report for CI']],
+              },
+            ),
           lazy(async () => (await import('./commands/runs.js')).runsShow, sink),
         )
         .demandCommand(1, 'name a runs subcommand: list, show'),
     )
     .command('sessions', 'List, show, delete and compact sessions', (y) =>
-      y
+      commandHelp(y, { path: 'sessions', uses: ['db', 'ollama', 'profile'], examples: [['navi sessions list', ''], ['navi sessions show SESSION_ID', '']] })
         .command(
           'list',
           'List sessions, newest first',
-          (yy) => yy.option('limit', { type: 'number', default: 20, describe: 'How many' }),
+          (yy) =>
+            commandHelp(yy.option('limit', { requiresArg: true, coerce: integerCoerce('limit'), default: 20, describe: 'How many (default 20)' }), {
+              path: 'sessions list',
+              uses: ['db'],
+              examples: [['navi sessions list --limit 5', ''], ['navi sessions list -o json', 'as JSON']],
+            }),
           lazy(async () => (await import('./commands/sessions.js')).sessionsList, sink),
         )
         .command(
           'show <id>',
           "Show a session's messages (the display buffer)",
-          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), { path: 'sessions show', uses: ['db'], examples: [['navi sessions show SESSION_ID', ''], ['navi sessions show SESSION_ID -o json', 'as JSON']] }),
           lazy(async () => (await import('./commands/sessions.js')).sessionsShow, sink),
         )
         .command(
           'rm <id>',
           'Delete a session and everything stored with it',
-          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), { path: 'sessions rm', uses: ['db'], examples: [['navi sessions rm SESSION_ID', '']] }),
           lazy(async () => (await import('./commands/sessions.js')).sessionsRemove, sink),
         )
         .command(
           'compact <id>',
           "Compress a session's context now (the model summarises older messages; history is kept)",
-          (yy) => exchangeOptions(yy).positional('id', { type: 'string', demandOption: true }),
+          (yy) =>
+            commandHelp(exchangeOptions(yy).positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), {
+              path: 'sessions compact',
+              uses: ['db', 'ollama', 'profile'],
+              examples: [['navi sessions compact SESSION_ID', 'the model summarises older messages']],
+            }),
           lazy(async () => (await import('./commands/compact.js')).sessionsCompact, sink),
         )
         .demandCommand(1, 'name a sessions subcommand: list, show, rm, compact'),
     )
     .command('profiles', 'List and show profiles', (y) =>
-      y
-        .command('list', 'List profiles', {}, lazy(async () => (await import('./commands/profiles.js')).profilesList, sink))
+      commandHelp(y, { path: 'profiles', uses: [], examples: [['navi profiles list', ''], ['navi profiles show coder', '']] })
+        .command('list', 'List profiles', (yy) => commandHelp(yy, { path: 'profiles list', uses: [], examples: [
+          ['navi profiles list', ''],
+          ['navi profiles list -o json', 'as JSON'],
+        ] }), lazy(async () => (await import('./commands/profiles.js')).profilesList, sink))
         .command(
           'show <id>',
           "Show a profile's effective settings, tools and system prompt",
-          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The profile id (see: navi profiles list)' }), { path: 'profiles show', uses: [], examples: [['navi profiles show coder', 'settings, tools and the system prompt']] }),
           lazy(async () => (await import('./commands/profiles.js')).profilesShow, sink),
         )
         .demandCommand(1, 'name a profiles subcommand: list, show'),
     )
     .command('memory', 'Long-term memory facts (what navi remembers about you)', (y) =>
-      y
-        .command('list', 'List remembered facts', {}, lazy(async () => (await import('./commands/memory.js')).memoryList, sink))
+      commandHelp(y, { path: 'memory', uses: ['db'], examples: [['navi memory list', ''], ['navi memory forget MEMORY_ID', '']] })
+        .command('list', 'List remembered facts', (yy) => commandHelp(yy, { path: 'memory list', uses: ['db'], examples: [
+          ['navi memory list', ''],
+          ['navi memory list -o json', 'as JSON'],
+        ] }), lazy(async () => (await import('./commands/memory.js')).memoryList, sink))
         .command(
           'forget <id>',
           'Forget one fact by id',
-          (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: "The fact's id (see: navi memory list)" }), { path: 'memory forget', uses: ['db'], examples: [['navi memory forget MEMORY_ID', 'ids are in: navi memory list']] }),
           lazy(async () => (await import('./commands/memory.js')).memoryForget, sink),
         )
         .demandCommand(1, 'name a memory subcommand: list, forget'),
     )
     .command('db', 'Database maintenance', (y) =>
-      y
-        .command('migrate', 'Apply migrations now (they also run on first use)', {}, lazy(async () => (await import('./commands/db.js')).dbMigrate, sink))
+      commandHelp(y, { path: 'db', uses: ['db'], examples: [['navi db migrate', '']] })
+        .command('migrate', 'Apply migrations now (they also run on first use)', (yy) => commandHelp(yy, { path: 'db migrate', uses: ['db'], examples: [
+          ['navi db migrate', 'the embedded store'],
+          ['navi db migrate --db postgres://user@host/navi', 'a PostgreSQL database'],
+        ] }), lazy(async () => (await import('./commands/db.js')).dbMigrate, sink))
         .demandCommand(1, 'name a db subcommand: migrate'),
     )
-    .command('doctor', 'Check config, database, Ollama, model, profiles and tools', {}, lazy(async () => (await import('./commands/doctor.js')).doctorCommand, sink))
-    .command('init', 'Write a starter .nav-config.json, profiles/ and tasks/ here (never overwrites)', {}, lazy(async () => (await import('./commands/init.js')).initCommand, sink))
+    .command('doctor', 'Check config, database, Ollama, model, profiles and tools', (yy) => commandHelp(yy, { path: 'doctor', uses: ['db', 'ollama', 'profile'], examples: [
+          ['navi doctor', ''],
+          ['navi doctor -m llama3.1:8b -o json', 'another model; one JSON object'],
+        ] }), lazy(async () => (await import('./commands/doctor.js')).doctorCommand, sink))
+    .command('init', 'Write a starter .nav-config.json, profiles/ and tasks/ here (never overwrites)', (yy) => commandHelp(yy, { path: 'init', uses: [], examples: [
+          ['navi init', ''],
+          ['navi init --cwd ~/code/project', 'in another directory'],
+        ] }), lazy(async () => (await import('./commands/init.js')).initCommand, sink))
     .demandCommand(1, '')
     .strict()
     .recommendCommands()
@@ -228,16 +290,18 @@ export async function main(args: string[]): Promise<void> {
     .version(false)
     .option('version', { alias: 'V', type: 'boolean', describe: 'Show version number' })
     .epilog(EPILOG)
-    .wrap(Math.min(100, process.stdout.columns || 100))
+    .wrap(helpWidth(process.stdout.columns, process.env))
     .fail((msg, err, y) => {
-      if (err) throw err;
+      // Our own errors (a flag value checked in a coerce) keep their code; yargs' own are usage errors.
+      if (err && isNaviError(err)) throw err;
+      if (err && err.name !== 'YError') throw err;
       if (!msg) {
         // `navi` alone: help on stdout, exit 0, as most CLIs do for a bare invocation.
         y.showHelp((s: string) => process.stdout.write(`${s}\n`));
         return;
       }
       // Throwing stops yargs from running the command; main() reports it with exit 2.
-      throw new InvalidInputError('usage', `${dedupeUnknown(msg)}\nRun 'navi --help' for usage.`);
+      throw new InvalidInputError('usage', usageMessage(msg, currentCommand()));
     });
 
   try {

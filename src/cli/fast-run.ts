@@ -60,7 +60,11 @@ export function parseRunFast(args: readonly string[]): (GlobalArgs & Record<stri
   if (v.profile !== undefined) argv.profile = v.profile;
   if (v.file !== undefined) argv.file = v.file;
   if (v.session !== undefined) argv.session = v.session;
-  if (v['max-iterations'] !== undefined) argv.maxIterations = Number(v['max-iterations']);
+  if (v['max-iterations'] !== undefined) {
+    // Not a whole number: yargs says so, naming the value (flag-values.ts).
+    if (!/^\d+$/.test(v['max-iterations'])) return null;
+    argv.maxIterations = Number(v['max-iterations']);
+  }
   if (v.loop === true) argv.loop = true;
   if (v['no-loop'] === true) argv.loop = false;
   return argv;

@@ -27,7 +27,7 @@ export type LoopEvent = Extract<AgentEvent, { type: (typeof LOOP_EVENT_TYPES)[nu
 export interface LoopText {
   /** Printed on stdout as a block of its own (a newline is added). */
   out?: string;
-  /** Spinner text on stderr (terminals only). */
+  /** Spinner text on stderr (terminals only), after the iteration's `iteration N/M ·` prefix. */
   progress?: string;
 }
 
@@ -55,7 +55,8 @@ export function loopEventText(ev: LoopEvent, opts: LoopTextOptions): LoopText {
         }),
       };
     case 'iteration_started':
-      return { progress: `iteration ${ev.iteration ?? '?'}/${ev.max_iterations}…` };
+      // The spinner prefixes every activity of the iteration with `iteration N/M` (output.ts).
+      return { progress: 'starting…' };
     case 'iteration_status':
       return opts.showStatusBlock ? { out: ev.block } : {};
     case 'exit_gate':

@@ -60,6 +60,18 @@ export class Output {
   private heldBack = '';
   private readonly progress: Progress;
   private loopText: LoopTextOptions = { showStatusBlock: true };
+  /**
+   * Which model reply the answer being streamed belongs to (agent path, loop and tool-loop
+   * iteration), or null when none is open: a reply after a tool call or in the next iteration
+   * starts a paragraph of its own instead of being glued to the last one.
+   */
+  private segment: string | null = null;
+  /** A segment was written and closed: the next one starts after a blank line. */
+  private segmentsWritten = false;
+  /** Loop mode: `iteration 2/5`, shown before every activity of the iteration. */
+  private progressPrefix = '';
+  /** The tool running now (its label), so a heartbeat keeps saying which one. */
+  private runningTool: string | null = null;
 
   constructor(private readonly opts: OutputOptions) {
     this.progress = createProgress({
@@ -130,8 +142,7 @@ export class Output {
    * the model's commands: control sequences are removed.
    */
   diagnostic(message: string): void {
-    this.progress.pause();
-    this.opts.stderr.write(`${terminalSafe(message)}\n`);
+    this.progress.aside(() => this.opts.stderr.write(`${terminalSafe(message)}\n`));
   }
 
   event(ev: AgentEvent): void {
@@ -148,31 +159,69 @@ export class Output {
 
   /** A block of text on stdout, on lines of its own with a blank line before it. */
   private block(s: string): void {
-    this.progress.stop();
-    this.flushStreamed();
+    this.endSegment();
+    this.progress.pause();
     this.text(`${this.atLineStart ? (this.wroteText ? '\n' : '') : '\n\n'}${terminalSafe(s)}\n`);
+  }
+
+  /**
+   * The end of the answer streamed so far: what was held back is printed and the line ended,
+   * so the spinner (stderr) and the next paragraph start on a line of their own.
+   */
+  private endSegment(): void {
+    this.flushStreamed();
+    if (this.segment === null) return;
+    this.segment = null;
+    this.segmentsWritten = true;
+    if (!this.atLineStart) this.text('\n');
+  }
+
+  /** The spinner shows `activity` (with the loop iteration in loop mode); the answer's line is ended first. */
+  private activity(activity: string, ev?: AgentEvent): void {
+    this.endSegment();
+    // A sub-agent's steps say whose they are (the parent's tool call is still running).
+    const agent = ev?.is_subagent === true ? ev.agent_path?.at(-1) : undefined;
+    const text = agent === undefined ? activity : `${terminalSafe(agent)}: ${activity}`;
+    this.progress.update(this.progressPrefix === '' ? text : `${this.progressPrefix} · ${text}`);
+  }
+
+  private answerText(ev: Extract<AgentEvent, { type: 'text_delta' }>): void {
+    const key = `${(ev.agent_path ?? []).join('/')}@${ev.loop_iteration ?? ''}.${ev.iteration ?? ''}`;
+    if (this.segment !== key) {
+      this.endSegment();
+      if (this.segmentsWritten) this.text('\n');
+      this.segment = key;
+    }
+    this.progress.pause();
+    this.streamed(ev.text);
   }
 
   private renderText(ev: AgentEvent): void {
     if (isLoopEvent(ev)) {
+      if (ev.type === 'iteration_started') this.progressPrefix = `iteration ${ev.iteration ?? '?'}/${ev.max_iterations}`;
+      if (ev.type === 'loop_complete') this.progressPrefix = '';
       const shown = loopEventText(ev, this.loopText);
       if (shown.out !== undefined) this.block(shown.out);
-      if (shown.progress !== undefined) this.progress.update(terminalSafe(shown.progress));
+      if (shown.progress !== undefined) this.activity(terminalSafe(shown.progress));
       return;
     }
     switch (ev.type) {
       case 'text_delta':
-        this.progress.stop();
-        this.streamed(ev.text);
+        this.answerText(ev);
         break;
       case 'thinking_delta':
-        this.progress.update('thinking…');
+        this.activity('thinking…', ev);
         break;
       case 'tool_started':
-        this.progress.update(toolLabel(ev.name, ev.arguments));
+        if (ev.is_subagent !== true) this.runningTool = toolLabel(ev.name, ev.arguments);
+        this.activity(toolLabel(ev.name, ev.arguments), ev);
         break;
       case 'tool_call':
-        this.progress.log(`${ev.ok ? '✓' : '✗'} ${toolLabel(ev.name, ev.arguments)} (${Math.round(ev.duration_ms)} ms)`);
+        this.endSegment();
+        this.progress.log(`${ev.is_subagent === true ? `  ${terminalSafe(ev.agent_path?.at(-1) ?? 'sub-agent')}: ` : ''}${ev.ok ? '✓' : '✗'} ${toolLabel(ev.name, ev.arguments)} (${Math.round(ev.duration_ms)} ms)`);
+        // The next step after a tool is the model reading its result (or the next tool, which says so).
+        if (ev.is_subagent !== true) this.runningTool = null;
+        this.activity('waiting for the model…', ev);
         break;
       case 'warning':
         if (!this.opts.quiet) this.diagnostic(`warning: ${ev.message}`);
@@ -181,21 +230,28 @@ export class Output {
         this.diagnostic(`error: ${ev.message}`);
         break;
       case 'heartbeat':
-        this.progress.update(ev.waiting_for === 'model' ? `waiting for the model… ${Math.round(ev.elapsed_ms / 1000)} s` : `tool running… ${Math.round(ev.elapsed_ms / 1000)} s`);
+        // Mid-line in the answer (the model paused while writing), a spinner would break the line.
+        if (this.segment !== null && !this.atLineStart) break;
+        this.activity(`${ev.waiting_for === 'model' ? 'waiting for the model…' : (this.runningTool ?? 'tool running…')} ${Math.round(ev.elapsed_ms / 1000)} s`, ev);
         break;
       case 'run_started':
-        this.progress.update('waiting for the model…');
+        this.activity('waiting for the model…', ev);
+        break;
+      case 'compression_started':
+        this.activity('compressing the conversation…', ev);
         break;
       case 'stream_end':
-        this.flushStreamed();
-        if (this.wroteText && !this.atLineStart) this.text('\n');
+        // The turn's answer is complete; in loop mode the runner now gathers evidence (checks
+        // may run for minutes), in one shot navi saves and may extract memories.
+        this.endSegment();
+        // A sub-agent's end is the parent's tool finishing: its tool_call follows.
+        if (ev.is_subagent !== true) this.activity(this.progressPrefix === '' ? 'finishing…' : 'checking the evidence…');
         break;
       case 'model_info':
       case 'thinking_end':
       case 'todo_updated':
       case 'planning_status':
       case 'plan_ready':
-      case 'compression_started':
       case 'context_compressed':
         break;
       default: {

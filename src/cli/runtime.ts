@@ -58,7 +58,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   const exchanges = await modelExchanges(args, resolveCwd(args.cwd), env);
   // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
   // the profiles and tools instead of following them (SPEC §12, one-shot run).
-  const store = opts.store ?? openConfiguredStore(config, env);
+  const store = opts.store ?? openConfiguredStore(config, env, (m) => output.diagnostic(m));
   // Never an unhandled rejection: whoever awaits the store reports a failed open.
   store.catch(() => undefined);
   let profiles: Awaited<ReturnType<typeof profilesFor>>;

@@ -84,12 +84,15 @@ export async function toolsFor(cwd: string, config: NaviConfig, withLoopTools = 
   return { registry: new Registry([...builtins, ...user]), userTools: user.map((t) => t.name) };
 }
 
-/** Opens the configured database (PGlite by default), migrating it on first use. */
-export async function openConfiguredStore(config: NaviConfig, env: Record<string, string | undefined>): Promise<Store> {
+/**
+ * Opens the configured database (PGlite by default), migrating it on first use. `say` writes a
+ * notice for a person (the run's Output, which clears the spinner line first); else stderr.
+ */
+export async function openConfiguredStore(config: NaviConfig, env: Record<string, string | undefined>, say?: (message: string) => void): Promise<Store> {
   const { openStore, defaultDataDir } = await import('../store/open.js');
   // A first run creates the embedded database (~0.5 s from the shipped template): said on a
   // terminal, so the pause has a reason; scripts (no TTY) read nothing extra.
-  const notice = process.stderr.isTTY === true ? (message: string): void => void process.stderr.write(`navi: ${message}\n`) : undefined;
+  const notice = process.stderr.isTTY === true ? (message: string): void => (say ? say(`navi: ${message}`) : void process.stderr.write(`navi: ${message}\n`)) : undefined;
   // NAVI_PGLITE_DRIVER=main-thread: the plain PGlite driver, to check the fast one against it (README, Development).
   const plain = env.NAVI_PGLITE_DRIVER === 'main-thread';
   return openStore({

@@ -2,6 +2,10 @@
  * Progress on stderr for a person at a terminal: an ora spinner showing "thinking…" and tool
  * activity. Off when stderr is not a TTY, under CI, with TERM=dumb, or when the terminal
  * reports 0 columns (ora spins forever at ~80% CPU there — STACK-NOTES).
+ *
+ * The spinner lives as long as the run: `pause` clears it while stdout is written (the
+ * answer streaming, a status block), the next `update` brings it back. Only `stop` is final.
+ * Without colour (`--no-color`, NO_COLOR) it draws no SGR code at all, only the frame.
  */
 import type { Ora } from 'ora';
 
@@ -9,8 +13,14 @@ export interface Progress {
   update(text: string): void;
   /** A permanent line above the spinner (tool results). */
   log(line: string): void;
-  /** Clears the spinner line so stdout text is not interleaved with it. */
+  /**
+   * Runs `write` (a diagnostic on stderr) with the spinner line cleared, then draws the spinner
+   * again if it was spinning: a warning does not end the progress.
+   */
+  aside(write: () => void): void;
+  /** Clears the spinner line so stdout text is not interleaved with it; `update` resumes it. */
   pause(): void;
+  /** Final: nothing is drawn after it. */
   stop(): void;
 }
 
@@ -26,20 +36,30 @@ export function spinnerAllowed(o: { isTTY: boolean; columns: number | undefined;
   return o.isTTY && (o.columns ?? 0) > 0 && !('CI' in o.env) && o.env.TERM !== 'dumb';
 }
 
-const noop: Progress = { update() {}, log() {}, pause() {}, stop() {} };
+const noop: Progress = {
+  update() {},
+  log() {},
+  aside(write) {
+    write();
+  },
+  pause() {},
+  stop() {},
+};
 
 export function createProgress(opts: ProgressOptions): Progress {
   if (!opts.enabled || !spinnerAllowed({ isTTY: opts.stderr.isTTY === true, columns: opts.stderr.columns, env: opts.env })) return noop;
   let spinner: Ora | null = null;
   let pendingText: string | null = null;
   let stopped = false;
+  // Paused while stdout is being written: the spinner may not come back (ora loading late included).
+  let paused = false;
   // ora costs ~50 ms to import: load it only for a person at a terminal, without blocking.
   void import('ora').then(
     ({ default: ora }) => {
       if (stopped) return;
-      spinner = ora({ stream: opts.stderr, color: 'cyan', isEnabled: true, discardStdin: false });
-      if (!opts.color) spinner.color = 'white';
-      if (pendingText !== null) spinner.start(pendingText);
+      // color false: ora draws the frame without any SGR code (chalk does not read NO_COLOR).
+      spinner = ora({ stream: opts.stderr, color: opts.color ? 'cyan' : false, isEnabled: true, discardStdin: false });
+      if (pendingText !== null && !paused) spinner.start(pendingText);
     },
     () => undefined,
   );
@@ -47,6 +67,7 @@ export function createProgress(opts: ProgressOptions): Progress {
     update(text) {
       if (stopped) return;
       pendingText = text;
+      paused = false;
       if (spinner === null) return;
       if (spinner.isSpinning) spinner.text = text;
       else spinner.start(text);
@@ -60,7 +81,17 @@ export function createProgress(opts: ProgressOptions): Progress {
         opts.stderr.write(`${line}\n`);
       }
     },
+    aside(write) {
+      if (!spinner?.isSpinning) {
+        write();
+        return;
+      }
+      spinner.stop();
+      write();
+      if (pendingText !== null) spinner.start(pendingText);
+    },
     pause() {
+      paused = true;
       if (spinner?.isSpinning) spinner.stop();
     },
     stop() {

@@ -165,9 +165,10 @@ function fromHttpStatus(err: HttpStatusError, ctx: FailureContext): NaviError {
   const message = oneLine(err.serverMessage);
   if (isToolCallParseError(message)) return malformedToolCall(message, ctx, err);
   if (err.status === 404 && /model/i.test(message) && /not found/i.test(message) && model !== '') {
-    return new LlmUnavailableError(
+    // Not an outage: retrying cannot bring the model (exit 2, like the capability refusals below).
+    return new InvalidInputError(
       'model_not_found',
-      `model '${model}' is not pulled on ${host}; run: ollama pull ${model}`,
+      `model '${model}' is not pulled on ${host}; run: ollama pull ${model} (or choose another with --model or llm.model)`,
       { cause: err },
     );
   }

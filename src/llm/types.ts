@@ -105,7 +105,7 @@ export interface LlmClient {
   chatStream(req: ChatRequest): AsyncIterable<ChatChunk>;
   /** Non-streaming completion (planner, summariser). Same errors as `chatStream`. */
   chat(req: ChatRequest): Promise<ChatResult>;
-  /** `/api/show`; throws `LlmUnavailableError` with code `model_not_found` for a missing model. */
+  /** `/api/show`; throws `InvalidInputError` with code `model_not_found` (exit 2) for a model that is not pulled. */
   showModel(model: string, signal?: AbortSignal): Promise<ModelDetails>;
   /** `/api/tags`: names of pulled models. */
   listModels(signal?: AbortSignal): Promise<string[]>;

@@ -6,6 +6,7 @@
  */
 import type { AgentEvent } from '../agent/events.js';
 import type { Evidence } from './evidence.js';
+import type { IndicatorState } from './indicators.js';
 import type { ExitSignal } from './exit-signal.js';
 import { writeMarker, type MarkerKind } from './markers.js';
 import type { LastIteration } from './run-state.js';
@@ -71,6 +72,15 @@ export interface EndContext {
   now: Date;
 }
 
+/**
+ * The indicators as the ending shows them: the last iteration's, with "Marker created" met
+ * once the ending wrote its marker (evidence was gathered before it existed).
+ */
+export function endingIndicators(indicators: IndicatorState, markerWritten: boolean): IndicatorState {
+  if (!markerWritten || indicators.values.marker_created !== false) return indicators;
+  return { ...indicators, values: { ...indicators.values, marker_created: true } };
+}
+
 /** Writes the ending's marker; returns its path, or a warning when it could not be written. */
 export async function endingMarker(end: Ending, ctx: EndContext): Promise<{ path: string | null; warning?: string }> {
   if (end.marker === null || ctx.last === null) return { path: null };
@@ -85,7 +95,7 @@ export async function endingMarker(end: Ending, ctx: EndContext): Promise<{ path
       maxIterations: ctx.maxIterations,
       phase: ctx.last.phase,
       stateHash: ctx.last.hash,
-      indicators: ctx.last.indicators,
+      indicators: endingIndicators(ctx.last.indicators, true),
       reason: end.message === null ? end.reason : `${end.reason}: ${end.message}`,
       summary: summaryLines(ctx.evidence, ctx.signal),
     });
@@ -119,7 +129,7 @@ export function loopCompleteEvent(end: Ending, ctx: EndContext, marker: string |
       iterations: ctx.iteration,
       maxIterations: ctx.maxIterations,
       phase: ctx.last.phase,
-      indicators: ctx.last.indicators,
+      indicators: endingIndicators(ctx.last.indicators, marker !== null),
       exitSignal: ctx.signal?.exit === true,
       requireExplicitSignal: ctx.requireExplicitSignal,
       summary: [...summaryLines(ctx.evidence, ctx.signal), ...(marker !== null ? [`Marker: ${marker}`] : [])],

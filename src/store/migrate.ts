@@ -63,6 +63,12 @@ export async function migratePostgres(db: PostgresJsDatabase, client: Sql): Prom
   });
 }
 
+/** Shipped migrations the database lacks, without applying any (a client of another process's database). */
+export async function pendingMigrations(db: NaviDatabase): Promise<{ pending: number; total: number }> {
+  const shipped = readMigrationFiles(MIGRATION_CONFIG).map((m) => m.folderMillis);
+  return { pending: await countPending(db, shipped), total: shipped.length };
+}
+
 async function migrateWith(db: NaviDatabase, run: () => Promise<void>): Promise<MigrationOutcome> {
   const migrations = readMigrationFiles(MIGRATION_CONFIG);
   const pending = await countPending(db, migrations.map((m) => m.folderMillis));

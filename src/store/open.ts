@@ -13,6 +13,7 @@ import { errnoCode } from '../util/guards.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
 import { acquireDirLock, type DirLock } from './lock.js';
 import { unpackTemplate, VERSION_FILE } from './pgdata-template.js';
+import { advertise, holderSocket, schemaMismatch, socketPathFor, withdraw, type Endpoint } from './shared-pglite.js';
 import type * as PgliteWorkerModule from './pglite-worker.js';
 import type { PgliteInWorker } from './pglite-worker.js';
 import type { MigrationReport, OpenStoreOptions, Store } from './types.js';
@@ -138,10 +139,13 @@ async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true, 
   try {
     lock = acquireDirLock(dataDir);
   } catch (err) {
+    // Held by a live navi process: use the database through it (src/store/shared-pglite.ts).
+    const holder = err instanceof StorageError && err.code === 'store_locked' ? holderSocket(dataDir) : null;
+    if (holder !== null) return openThroughHolder(dataDir, holder, err as StorageError);
     throw err instanceof NaviError ? err : notWritable(dataDir, err);
   }
 
-  let opening: Promise<PgliteClient> | undefined;
+  let opening: Promise<Started> | undefined;
   try {
     await newStore(dataDir, useTemplate, notice);
     opening = pgliteDriver === 'worker' ? startInWorker(dataDir) : startOnMainThread(dataDir);
@@ -151,15 +155,17 @@ async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true, 
       import('./migrate.js'),
       import('./drizzle-store.js'),
     ]);
-    const client = await opening;
+    const { client, serve } = await opening;
     // drizzle's pglite driver calls query/exec/transaction: both clients answer them.
     const db = drizzle({ client: client as unknown as PGlite });
     const { applied, total } = await migratePglite(db);
+    const shared = serve ? await share(dataDir, serve) : null;
     const store = createDrizzleStore(db, {
       backend: 'pglite',
       location: dataDir,
       close: async () => {
         try {
+          if (shared) withdraw(dataDir, shared.endpoint, shared.ownDir);
           if (!client.closed) await client.close();
         } finally {
           lock.release();
@@ -168,7 +174,7 @@ async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true, 
     });
     return { store, applied, total };
   } catch (err) {
-    await opening?.then((client) => client.close()).catch(() => undefined);
+    await opening?.then(({ client }) => client.close()).catch(() => undefined);
     lock.release();
     if (err instanceof NaviError) throw err;
     throw new StorageError(
@@ -202,19 +208,84 @@ const PGLITE_SHARED_BUFFERS = '16MB';
 // alone costs ~75 ms per start and doubles peak RSS, for data navi keeps small.
 const PGLITE_START_PARAMS = ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
 
-/** What both PGlite drivers offer the store: drizzle's pglite calls, and closing. */
-type PgliteClient = Pick<PgliteInWorker, 'closed' | 'close'>;
+/** What both PGlite drivers offer the store: drizzle's pglite calls, and closing; the worker also serves other processes. */
+interface Started {
+  client: Pick<PgliteInWorker, 'closed' | 'close'>;
+  serve?: (socketPath: string) => Promise<void>;
+}
+
+/**
+ * Serves the database to other navi processes while this one holds it (the worker driver only).
+ * Best effort: a store that cannot be shared still works here; others then get `store_locked`.
+ */
+async function share(dataDir: string, serve: (socketPath: string) => Promise<void>): Promise<{ endpoint: Endpoint; ownDir: string | undefined } | null> {
+  let where: ReturnType<typeof socketPathFor> | undefined;
+  try {
+    where = socketPathFor(dataDir);
+    // The lock is ours: a socket file left here belongs to a holder that was killed.
+    fs.rmSync(where.socket, { force: true });
+    await serve(where.socket);
+    const endpoint = { pid: process.pid, socket: where.socket };
+    advertise(dataDir, endpoint);
+    return { endpoint, ownDir: where.ownDir };
+  } catch {
+    if (where?.ownDir !== undefined) fs.rmSync(where.ownDir, { recursive: true, force: true });
+    return null;
+  }
+}
+
+/**
+ * The directory is held by another live navi process that serves it: connect to its socket as
+ * to a PostgreSQL server (one connection, unnamed statements: the holder's single session is
+ * shared with its own prepared statements). No migrations from here: the holder applied its own;
+ * a schema other than ours is `store_locked`, as before sharing existed.
+ */
+async function openThroughHolder(dataDir: string, holder: Endpoint, locked: StorageError): Promise<Opened> {
+  const [{ default: postgres }, { drizzle }, { pendingMigrations }, { createDrizzleStore }] = await Promise.all([
+    import('postgres'),
+    import('drizzle-orm/postgres-js'),
+    import('./migrate.js'),
+    import('./drizzle-store.js'),
+  ]);
+  const client = postgres({
+    path: holder.socket,
+    username: 'postgres',
+    database: 'postgres',
+    max: 1,
+    prepare: false,
+    onnotice: () => {},
+    connect_timeout: DEFAULT_CONNECT_TIMEOUT_S,
+    fetch_types: false,
+    connection: { application_name: 'navi' },
+  });
+  const db = drizzle({ client });
+  try {
+    const { pending, total } = await pendingMigrations(db);
+    if (pending !== 0) throw schemaMismatch(dataDir, holder.pid);
+    const store = createDrizzleStore(db, {
+      backend: 'pglite',
+      location: `${dataDir} (through navi process ${holder.pid})`,
+      close: () => client.end({ timeout: CLOSE_TIMEOUT_S }),
+    });
+    return { store, applied: 0, total };
+  } catch (err) {
+    await client.end({ timeout: 0 }).catch(() => undefined);
+    // The holder went away meanwhile, or does not answer: the directory is still locked.
+    throw err instanceof NaviError ? err : locked;
+  }
+}
 
 /** The fast driver: PGlite in a worker thread, which opens the directory on another core while drizzle loads here. */
-async function startInWorker(dataDir: string): Promise<PgliteClient> {
+async function startInWorker(dataDir: string): Promise<Started> {
   const { PgliteInWorker } = await import('./pglite-worker.js');
-  return PgliteInWorker.open(dataDir, PGLITE_START_PARAMS);
+  const client = await PgliteInWorker.open(dataDir, PGLITE_START_PARAMS);
+  return { client, serve: (socketPath) => client.serve(socketPath) };
 }
 
 /** The plain driver (the oracle of the worker: `OpenStoreOptions.pgliteDriver`). */
-async function startOnMainThread(dataDir: string): Promise<PgliteClient> {
+async function startOnMainThread(dataDir: string): Promise<Started> {
   const { PGlite } = await import('@electric-sql/pglite');
-  return PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_START_PARAMS] });
+  return { client: await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_START_PARAMS] }) };
 }
 
 /**

@@ -29,6 +29,8 @@ const { serialize } = protocol;
 const identity = (v) => v;
 /** @type {PGlite} */
 let db;
+/** Serving the database to other processes (`serve`), until `close`. @type {{ close(): Promise<void> } | null} */
+let wire = null;
 
 /**
  * An error as a plain object that crosses to the main thread, with the driver's fields.
@@ -230,11 +232,22 @@ async function handle(m) {
       }
       return null;
     }
-    case 'close':
+    case 'serve': {
+      // The server's connections take the same lock as the statements above (pglite-wire-server.cjs).
+      const { serveWire } = /** @type {typeof import('./pglite-wire-server.cjs')} */ (require('./pglite-wire-server.cjs'));
+      wire = await serveWire({ db, exclusive, socketPath: m.socketPath });
+      return null;
+    }
+    case 'close': {
+      // Clients first: one holding the database mid-transaction is rolled back and lets go.
+      const serving = wire;
+      wire = null;
+      await serving?.close();
       return exclusive(async () => {
         if (!db.closed) await db.close();
         return null;
       });
+    }
     default:
       throw new Error('navi: unknown operation ' + String(/** @type {{ op: unknown }} */ (m).op));
   }

@@ -82,6 +82,7 @@ export type Request =
   | { op: 'exec'; sql: string; tx?: number }
   | { op: 'begin' }
   | { op: 'end'; tx: number; commit: boolean }
+  | { op: 'serve'; socketPath: string }
   | { op: 'close' };
 
 export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: Record<string, unknown> & { message: string } };
@@ -151,6 +152,14 @@ export class PgliteInWorker {
 
   exec(sql: string, tx?: number): Promise<Results[]> {
     return this.send({ op: 'exec', sql, ...(tx !== undefined && { tx }) }) as Promise<Results[]>;
+  }
+
+  /**
+   * Serves the database to other processes on a Unix socket (PostgreSQL wire protocol,
+   * src/store/pglite-wire-server.cjs) until `close`. Rejects when the socket cannot be made.
+   */
+  async serve(socketPath: string): Promise<void> {
+    await this.send({ op: 'serve', socketPath });
   }
 
   /** Commits when `fn` resolves, rolls back when it throws (and rethrows), as PGlite does. */

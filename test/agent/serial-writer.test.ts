@@ -68,3 +68,39 @@ describe('SerialWriter after a stop', () => {
     await expect(flushed).rejects.toThrow(/did not finish saving/);
   });
 });
+
+describe('SerialWriter.hold (a new session is stored once the model answered)', () => {
+  it('keeps writes back until release, then lands them in order before later ones', async () => {
+    const writer = new SerialWriter(Promise.resolve(fakeStore));
+    const written: string[] = [];
+    writer.hold();
+    writer.enqueue(() => Promise.resolve(void written.push('create session')));
+    writer.enqueue(() => Promise.resolve(void written.push('user message')));
+    await Promise.resolve();
+    expect(written).toEqual([]);
+    writer.release();
+    writer.enqueue(() => Promise.resolve(void written.push('assistant message')));
+    await writer.flush();
+    expect(written).toEqual(['create session', 'user message', 'assistant message']);
+  });
+
+  it('drops the held writes on discard; later writes still land', async () => {
+    const writer = new SerialWriter(Promise.resolve(fakeStore));
+    const written: string[] = [];
+    writer.hold();
+    writer.enqueue(() => Promise.resolve(void written.push('create session')));
+    writer.discard();
+    writer.enqueue(() => Promise.resolve(void written.push('after')));
+    await writer.flush();
+    expect(written).toEqual(['after']);
+  });
+
+  it('flush lands held writes (a stop keeps the prompt)', async () => {
+    const writer = new SerialWriter(Promise.resolve(fakeStore));
+    const written: string[] = [];
+    writer.hold();
+    writer.enqueue(() => Promise.resolve(void written.push('prompt')));
+    await writer.flush();
+    expect(written).toEqual(['prompt']);
+  });
+});

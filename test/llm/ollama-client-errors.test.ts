@@ -66,15 +66,20 @@ describe('server errors', () => {
     const { error } = await collectUntilError(
       clientFor(server.url).chatStream(chatRequest({ model: 'llama9:1b' })),
     );
-    expect(expectLlmError(error, 'model_not_found').message).toBe(
-      `model 'llama9:1b' is not pulled on ${server.url}; run: ollama pull llama9:1b`,
+    // Retrying cannot bring the model: invalid input (exit 2), not "retry later" (75).
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).exitCode).toBe(2);
+    expect((error as InvalidInputError).code).toBe('model_not_found');
+    expect((error as InvalidInputError).message).toBe(
+      `model 'llama9:1b' is not pulled on ${server.url}; run: ollama pull llama9:1b (or choose another with --model or llm.model)`,
     );
     expect(server.turnsServed).toBe(0);
   });
 
   it('a scripted 404 turn maps the same way', async () => {
     const { error } = await streamTurn({ http_status: 404 });
-    expect(expectLlmError(error, 'model_not_found').message).toContain(`run: ollama pull ${MODEL}`);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).message).toContain(`run: ollama pull ${MODEL}`);
   });
 
   it('an error line mid-stream ends the call with the server message, after the chunks before it', async () => {

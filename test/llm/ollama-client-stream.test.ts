@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LlmUnavailableError } from '../../src/errors.js';
+import { InvalidInputError, LlmUnavailableError } from '../../src/errors.js';
 import type { ChatChunk } from '../../src/llm/types.js';
 import { costGrowth } from '../support/cost-growth.js';
 import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
@@ -252,8 +252,8 @@ describe('model metadata', () => {
   it('says how to pull a model /api/show does not know', async () => {
     const server = await serve({ turns: [] });
     const error = await rejectionOf(clientFor(server.url).showModel('llama9:70b'));
-    expect(error).toBeInstanceOf(LlmUnavailableError);
-    expect((error as LlmUnavailableError).code).toBe('model_not_found');
-    expect((error as Error).message).toBe(`model 'llama9:70b' is not pulled on ${server.url}; run: ollama pull llama9:70b`);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).code).toBe('model_not_found');
+    expect((error as Error).message).toBe(`model 'llama9:70b' is not pulled on ${server.url}; run: ollama pull llama9:70b (or choose another with --model or llm.model)`);
   });
 });

@@ -72,7 +72,7 @@ forEachBackend((backend) => {
         expect(data.iterations.map((i) => i.gate_decision)).toEqual(['continue', 'exit']);
         expect(data.iterations[1]?.evidence).toMatchObject({ checks: [{ name: 'tests', exit_code: 0 }] });
         const missing = await s.navi(['runs', 'show', 'run_nope'], { host: false });
-        expectExit(missing, 1);
+        expectExit(missing, 2); // not found is invalid input, in every command
         expect(missing.stderr).toMatch(/no loop run 'run_nope'; see: navi runs list/);
       },
       T,

@@ -19,23 +19,42 @@ import {
 
 forEachBackend((backend) => {
   describe('Ollama unavailable (exit 75)', () => {
-    it('unreachable host: one line naming the host, json result llm_unavailable, the prompt is saved', async () => {
+    it('unreachable host: one line naming the host, json result llm_unavailable, no session left behind', async () => {
       const s = await scenario(backend, { turns: [] });
       const port = await closedPort();
       const run = await s.navi(['run', '-o', 'json', '--ollama-host', `http://127.0.0.1:${port}`, 'hello there'], { host: false });
       expectFailure(run, 75, new RegExp(`cannot reach Ollama at http://127\\.0\\.0\\.1:${port}`));
       const result = expectJsonResult(run, 'llm_unavailable', 'ollama_unreachable');
-      // Everything so far is saved: the session and the user's message.
-      const sessionId = String(result.session_id);
-      expect(sessionId).not.toBe('');
-      const messages = await s.db.withStore((store) => store.messages.list(sessionId));
-      expect(messages.map((m) => [m.role, m.content])).toEqual([['user', 'hello there']]);
+      // The model never answered: no session was stored (the id the stream used names nothing).
+      expect(await s.db.withStore((store) => store.sessions.list({ limit: 10 }))).toEqual([]);
+      const show = await s.navi(['sessions', 'show', String(result.session_id)]);
+      expect(show.code).toBe(2);
     }, SCENARIO_TIMEOUT_MS);
 
-    it('missing model: tells the user the `ollama pull` command', async () => {
+    it('a model that is not pulled leaves no session behind either; a session that was answered stays', async () => {
+      const s = await scenario(backend, { turns: [{ content: 'Hello.' }] });
+      const ok = await s.navi(['run', '-o', 'json', 'first']);
+      expect(ok.code, ok.stderr).toBe(0);
+      const kept = String(resultOf(ok).session_id);
+      const missing = await s.navi(['run', '-o', 'json', '--model', 'nosuch:1b', 'second']);
+      expect(missing.code).toBe(2);
+      // Continuing a stored session that then fails keeps it whole (never delete what has messages).
+      const port = await closedPort();
+      const resumed = await s.navi(['run', '-o', 'json', '--ollama-host', `http://127.0.0.1:${port}`, '-s', kept, 'third'], { host: false });
+      expect(resumed.code).toBe(75);
+      expect(resultOf(resumed).session_id).toBe(kept);
+      const sessions = await s.db.withStore((store) => store.sessions.list({ limit: 10 }));
+      expect(sessions.map((x) => x.id)).toEqual([kept]);
+      const messages = await s.db.withStore((store) => store.messages.list(kept));
+      expect(messages.map((m) => m.content)).toContain('first');
+    }, SCENARIO_TIMEOUT_MS);
+
+    it('missing model: exit 2, not 75 (retrying cannot help), with the `ollama pull` command', async () => {
       const s = await scenario(backend, { turns: [{ content: 'never served' }] });
       const run = await s.navi(['run', '--model', 'nosuch:1b', 'hello']);
-      expectFailure(run, 75, /ollama pull nosuch:1b/);
+      expectFailure(run, 2, /ollama pull nosuch:1b/);
+      const json = await s.navi(['run', '-o', 'json', '--model', 'nosuch:1b', 'hello']);
+      expectJsonResult(json, 'invalid_input', 'model_not_found');
       expect(run.stdout).toBe('');
       expect(s.fake.turnsServed).toBe(0);
     }, SCENARIO_TIMEOUT_MS);

@@ -133,7 +133,8 @@ describe('upgrading a database migrated by an earlier navi', () => {
     } finally {
       fs.rmSync(path.dirname(dataDir), { recursive: true, force: true });
     }
-  });
+    // A hang guard: initdb in WebAssembly takes ~4 s idle and passed 25 s at load 15.
+  }, 180_000);
 
   const adminUrl = process.env.DATABASE_URL;
   it.skipIf(!adminUrl)('PostgreSQL: 0000 with rows → the current schema, rows intact', async () => {

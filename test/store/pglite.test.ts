@@ -61,20 +61,35 @@ describe('PGlite store', () => {
     await store.messages.list('anything');
   });
 
-  it('another process opening the directory fails with store_locked', async () => {
+  const openInChild = async (): Promise<{ opened?: boolean; location?: string; code?: string; message?: string }> => {
     const child = await runChild(`
       import { openStore } from './src/store/open.ts';
       try {
         const s = await openStore({ dataDir: ${JSON.stringify(dataDir)} });
+        const sessions = await s.sessions.list();
         await s.close();
-        console.log(JSON.stringify({ opened: true }));
+        console.log(JSON.stringify({ opened: true, location: s.location, sessions: sessions.length }));
       } catch (e) {
         console.log(JSON.stringify({ code: e.code, message: e.message }));
       }
     `);
-    const result = JSON.parse(child.stdout.trim()) as { code?: string; message?: string };
-    expect(result.code).toBe('store_locked');
-    expect(result.message).toContain(`process ${process.pid} on ${os.hostname()}`);
+    return JSON.parse(child.stdout.trim()) as { opened?: boolean; location?: string; code?: string; message?: string };
+  };
+
+  it('another process opening the directory goes through this one (it serves the database on its socket)', async () => {
+    expect(await openInChild()).toMatchObject({ opened: true, location: `${dataDir} (through navi process ${process.pid})` });
+  });
+
+  it('another process that cannot reach the holder fails with store_locked naming it', async () => {
+    const endpoint = path.join(dataDir, 'navi.endpoint');
+    fs.renameSync(endpoint, `${endpoint}.hidden`);
+    try {
+      const result = await openInChild();
+      expect(result.code).toBe('store_locked');
+      expect(result.message).toContain(`process ${process.pid} on ${os.hostname()}`);
+    } finally {
+      fs.renameSync(`${endpoint}.hidden`, endpoint);
+    }
   });
 
   it('close releases the lock; a lock left by a killed process is taken over', async () => {

@@ -196,13 +196,18 @@ class FakeOllamaServer implements FakeOllama {
     const cancelled = new AbortController();
     res.on('error', () => undefined);
     const closed = new Promise<void>((resolve) => {
-      res.on('close', () => {
+      const markClosed = (): void => {
+        if (record.closedAt !== undefined) return;
         record.closedAt = Date.now();
         record.clientClosed = !res.writableFinished;
         cancelled.abort();
         for (const wake of this.closeWaiters.splice(0)) wake();
         resolve();
-      });
+      };
+      res.on('close', markClosed);
+      // A client that gave up while its body was still being read (a loaded machine) closed the
+      // socket before this listener existed: its 'close' has already been emitted.
+      if (res.socket === null || res.socket.destroyed) markClosed();
     });
     this.openResponses.add(closed);
     void closed.then(() => this.openResponses.delete(closed));

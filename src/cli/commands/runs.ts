@@ -6,6 +6,7 @@
 import { NotFoundError } from '../../errors.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../../store/types.js';
 import { isRecord } from '../../util/guards.js';
+import { checkLines } from '../check-lines.js';
 import type { GlobalArgs } from '../global-args.js';
 import { printJson, withStore } from '../setup.js';
 import { terminalSafe } from '../terminal-text.js';
@@ -141,6 +142,7 @@ export async function runsShow(argv: Args): Promise<number> {
     for (const it of iterations) {
       lines.push('', `── iteration ${it.iteration}: ${it.phase}, hash ${it.stateHash}, gate ${it.gateDecision ?? '-'} (${it.gateReason ?? ''}), ${it.durationMs} ms, ${it.promptTokens + it.completionTokens} tokens`);
       lines.push(...decisionLines(it.decision));
+      lines.push(...checkLines(it.evidence));
       lines.push(it.statusBlock);
     }
     // Status blocks and reasons quote the model (its exit report, questions): no control sequences.
