@@ -16,6 +16,7 @@ const UNIT = [
   'test/config/**/*.test.ts',
   'test/compression/**/*.test.ts',
   'test/user-tools/**/*.test.ts',
+  'test/mcp/**/*.test.ts',
   'test/store/lock.test.ts',
   'test/report/**/*.test.ts',
 ];

@@ -41,7 +41,8 @@
  *   --keep             keep the temporary directory (its path is printed)
  *   --only LIST        measure only these figures (comma-separated): startup, oneshot (also gives
  *                      the first request size), gap, reuse (rendered-prompt reuse), rss, growth,
- *                      stop — for quick A/B work; oneshot and gap run the reference agent too
+ *                      stop, mcp (MCP servers: bench/mcp.ts) — for quick A/B work; oneshot and
+ *                      gap run the reference agent too
  *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
  * Companions: bench/profile.ts (where the time goes: imports, PGlite open, CPU profiles) and
@@ -58,6 +59,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type PostgresFactory from 'postgres';
 import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../test/support/fake-ollama.js';
 import { prefixBreaks, prefixKept } from '../test/support/render-prompt.js';
+import { figureMcp } from './mcp.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options and environment
@@ -74,7 +76,7 @@ interface Options {
   nodeOptions: string | undefined;
 }
 
-const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop'];
+const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -1227,6 +1229,21 @@ async function main(): Promise<void> {
       await figureStop(fake, pglite);
       if (postgresBackend) await figureStop(fake, postgresBackend);
       else row('stop latency, SIGINT during prefill, PostgreSQL', '≤ 1,000 ms', skipped, 'skip');
+    }
+
+    // Issue 12: MCP servers as tools (bench/mcp.ts), on PostgreSQL when there is one.
+    if (want('mcp')) {
+      const backend = postgresBackend ?? pglite;
+      await figureMcp({
+        runs: opts.runs,
+        work,
+        env: backend.env,
+        play: (script) => fake.play(script),
+        chats: (from) => fake.chats(from),
+        runNavi: (args) => runNavi(args, { env: backend.env, cwd: work }),
+        row,
+        median,
+      });
     }
   } finally {
     await fake.close();

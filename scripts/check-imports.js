@@ -36,10 +36,11 @@ const MAY_IMPORT = {
   config: ['base', 'tools'],
   profiles: ['base', 'config'],
   store: ['base', 'llm', 'tools'],
-  agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store'],
-  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent'],
+  mcp: ['base', 'tools', 'config'],
+  agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp'],
+  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp'],
   report: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'report'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

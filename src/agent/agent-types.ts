@@ -1,5 +1,6 @@
 /** The agent core's inputs and outputs (kept apart so turn, agent and sub-agent code share them). */
 import type { ChatUsage, LlmClient } from '../llm/types.js';
+import type { McpToolRef } from '../mcp/mcp-tools.js';
 import type { ProfileSet } from '../profiles/types.js';
 import type { SessionKind, Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -22,6 +23,8 @@ export interface AgentDeps {
   memoryCache?: MemoryCache;
   /** Names of the project's user tools (registered in `tools`), offered per profile. */
   userTools?: readonly string[];
+  /** MCP tools (registered in `tools`), offered per profile's `tools.mcp`. */
+  mcpTools?: readonly McpToolRef[];
   /** Ask a person to confirm a complex plan (interactive runs only). */
   confirmPlan?: (planText: string) => Promise<boolean>;
 }
@@ -74,6 +77,29 @@ export interface TurnOptions {
   subagent?: SubagentTurn;
   /** Registered tools offered on top of the profile's (loop mode adds `loop_signal`). */
   extraTools?: string[];
+  /**
+   * Appended to the profile's prompt inside the one system message, the same bytes for the whole
+   * run: project instructions (AGENTS.md…) and `--append-system-prompt`. Sub-agents get it too.
+   */
+  systemAppendix?: string;
+  /** `--allowed-tools` / `--disallowed-tools`: narrows the profile's tools for this run. */
+  toolFilter?: ToolFilter;
+  /** `--output-schema`: the final answer is asked again with Ollama's `format` and checked. */
+  outputSchema?: OutputSchema;
+}
+
+/** Which of the profile's tools a run keeps (names; `only` absent = all). */
+export interface ToolFilter {
+  only?: readonly string[];
+  except?: readonly string[];
+}
+
+/** A JSON Schema for the final answer and its checker (ajv, compiled by the caller). */
+export interface OutputSchema {
+  /** Sent as Ollama's `format` (the server constrains the answer to it). */
+  schema: Record<string, unknown>;
+  /** Problems of a parsed answer, one line each; empty when it matches. */
+  check: (value: unknown) => string[];
 }
 
 export interface TurnOutcome {
@@ -85,6 +111,10 @@ export interface TurnOutcome {
   usage: ChatUsage;
   /** Why the turn produced no usable answer (`model_error`, `truncated`), one line. */
   error?: string;
+  /** With `outputSchema`: the final answer, parsed and matching the schema. */
+  structured?: unknown;
+  /** With `outputSchema`: why the answer did not match after the retry (one line each). */
+  schemaErrors?: string[];
 }
 
 export type { AgentEvent };

@@ -164,7 +164,7 @@ export class Agent {
 
   /** A sub-agent's tools: its profile's sub-agent list, capped by the starting agent's tools. */
   private subagentTools(profile: Profile, ceiling: readonly string[] | undefined): CappedTools {
-    return capTools(toolsForProfile(profile, (n) => this.deps.tools.has(n), true, this.deps.userTools), ceiling);
+    return capTools(toolsForProfile(profile, (n) => this.deps.tools.has(n), true, this.deps.userTools, this.deps.mcpTools), ceiling);
   }
 
   private subagentSystemPrompt(profile: Profile, opts: EphemeralOptions): string {
@@ -194,7 +194,9 @@ export class Agent {
     if (note) turn.emit({ type: 'warning', code: 'tools_dropped', message: `spawn_agent: sub-agent '${profileId}' gets no ${dropped.join(', ')} (not in the calling agent's tools)` });
     // Not inherited: the parent's session, task and limits — and extra tools such as loop_signal
     // (only the loop's own agent may signal the loop).
-    const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, subagent, maxIterations: _i, extraTools: _x, ...base } = turn.opts;
+    // Nor `--output-schema` (the run's final answer, not the sub-agent's) or the run's tool filter
+    // (the tool ceiling already carries it).
+    const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, subagent, maxIterations: _i, extraTools: _x, outputSchema: _o, toolFilter: _f, ...base } = turn.opts;
     const out = await this.runEphemeralOutcome(args.task, profileId, {
       parentSessionId: subagent?.parentSessionId ?? turn.sessionId,
       parentAgentPath: subagent?.agentPath ?? [turn.profile.id],

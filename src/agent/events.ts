@@ -269,6 +269,10 @@ export const eventPayloads = {
       .describe('loop mode: the last iteration\'s six indicators (true, false or "skipped")'),
     state_hash: z.string().optional().describe('loop mode: the last iteration\'s state hash'),
     errors: z.array(z.string()).describe('one-line error messages'),
+    structured: z
+      .unknown()
+      .optional()
+      .describe('with --output-schema: the final answer parsed as JSON, matching the schema (absent when it did not)'),
   }),
 } as const;
 

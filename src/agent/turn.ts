@@ -8,6 +8,8 @@ import type { Profile } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { SpawnArgs, TodoItem, ToolContext, ToolResult, TurnHost } from '../tools/types.js';
 import { InvalidInputError, isAbortError, isNaviError } from '../errors.js';
+import type { McpToolRef } from '../mcp/mcp-tools.js';
+import { selectMcpTools } from '../mcp/select.js';
 import { noToolsMessage } from '../llm/ollama-errors.js';
 import type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
@@ -30,6 +32,8 @@ import { memoryMessage, refreshMemory } from './memory.js';
 import { SerialWriter } from './serial-writer.js';
 import { estimateTokens, messageChars } from './tokens.js';
 import { capTools, droppedToolsNote } from './tool-ceiling.js';
+import { filterTools } from './tool-filter.js';
+import { STRUCTURED_ATTEMPTS, structuredAnswer } from './structured-answer.js';
 import { EventChannel, waitWithHeartbeat } from './wait-with-heartbeat.js';
 
 /** Silence after which a heartbeat event is emitted (SPEC §4). */
@@ -42,13 +46,21 @@ export function effectiveNumCtx(configured: number, explicit: boolean, contextLe
 
 /**
  * Tools the profile may call that exist in the registry, in profile order, then the project's
- * user tools unless the profile opts out (`user_tools_enabled: false`).
+ * user tools unless the profile opts out (`user_tools_enabled: false`), then the MCP tools its
+ * `tools.mcp` selects.
  */
-export function toolsForProfile(profile: Profile, has: (name: string) => boolean, subagent = false, userTools: readonly string[] = []): string[] {
-  const { agent, subagent: sub } = profile.settings.tools;
+export function toolsForProfile(
+  profile: Profile,
+  has: (name: string) => boolean,
+  subagent = false,
+  userTools: readonly string[] = [],
+  mcpTools: readonly McpToolRef[] = [],
+): string[] {
+  const { agent, subagent: sub, mcp } = profile.settings.tools;
   const wanted = subagent && sub.length > 0 ? sub : agent;
   const names = wanted.filter(has);
   if (profile.settings.user_tools_enabled) for (const t of userTools) if (!names.includes(t)) names.push(t);
+  for (const t of selectMcpTools(mcp, mcpTools)) if (has(t) && !names.includes(t)) names.push(t);
   return names;
 }
 
@@ -106,6 +118,9 @@ export class Turn implements TurnHost {
   private finalText = '';
   /** Why the turn ended without an answer it could use (`model_error`), for the result. */
   private failure: string | undefined;
+  /** `--output-schema`: Ollama's `format` for the call under way, and what came of it. */
+  private format: Record<string, unknown> | undefined;
+  private structured: { value: unknown } | { errors: string[] } | undefined;
   readonly toolCtx: ToolContext;
   readonly now: () => number;
 
@@ -141,7 +156,7 @@ export class Turn implements TurnHost {
       host: this,
       agentPath: opts.subagent?.agentPath ?? [profile.id],
     };
-    this.loadTools(opts.subagent?.toolNames ?? this.profileTools(profile));
+    this.loadTools(opts.subagent?.toolNames ?? filterTools(this.profileTools(profile), opts.toolFilter));
   }
 
   // ── What the services (planning, compression, memory extraction, sub-agents) may read ──
@@ -223,7 +238,7 @@ export class Turn implements TurnHost {
 
   /** The profile's tools as this agent would get them (agent or sub-agent list, user tools). */
   private profileTools(profile: Profile): string[] {
-    return toolsForProfile(profile, (n) => this.deps.tools.has(n), this.isSubagent, this.deps.userTools);
+    return toolsForProfile(profile, (n) => this.deps.tools.has(n), this.isSubagent, this.deps.userTools, this.deps.mcpTools);
   }
 
   private loadTools(base: readonly string[]): void {
@@ -261,7 +276,7 @@ export class Turn implements TurnHost {
 
   /** Characters every request carries besides the context: system prompt, memory, tool schemas. */
   fixedRequestChars(): number {
-    return this.systemPrompt().length + (this.memory?.content.length ?? 0) + this.schemaChars;
+    return this.systemPrompt().length + (this.opts.systemAppendix?.length ?? 0) + (this.memory?.content.length ?? 0) + this.schemaChars;
   }
 
   /** Estimated prompt tokens of the next request (system prompt and tool schemas included). */
@@ -295,6 +310,7 @@ export class Turn implements TurnHost {
       modelCalls: this.#modelCalls,
       usage: this.#usage,
       ...(this.failure !== undefined ? { error: this.failure } : {}),
+      ...(this.structured !== undefined ? ('value' in this.structured ? { structured: this.structured.value } : { schemaErrors: this.structured.errors }) : {}),
     };
   }
 
@@ -410,7 +426,10 @@ export class Turn implements TurnHost {
    */
   private systemMessage(): ChatMessage {
     if (this.system === null) {
-      const prompt = this.systemPrompt();
+      // Project instructions and --append-system-prompt after the profile's prompt, memory last:
+      // the part that changes between runs comes after the parts that do not.
+      const appendix = this.opts.systemAppendix;
+      const prompt = appendix ? `${this.systemPrompt()}\n\n${appendix}` : this.systemPrompt();
       this.system = { role: 'system', content: this.memory ? `${prompt}\n\n${this.memory.content}` : prompt };
     }
     return this.system;
@@ -447,9 +466,9 @@ export class Turn implements TurnHost {
    * could not parse, or an empty reply. Each retry carries a short correction in its last
    * message; the failed attempt is neither stored nor sent back.
    */
-  private async *askModel(todos: MechanicsTodos, stalled: number): AsyncGenerator<AgentEvent, ModelCallOutcome> {
+  private async *askModel(todos: MechanicsTodos, stalled: number, note?: string): AsyncGenerator<AgentEvent, ModelCallOutcome> {
     const { opts } = this;
-    let correction: string | undefined;
+    let correction: string | undefined = note;
     if (this.modelChecked !== this.#model) {
       // switch_profile brought a profile with its own model.
       const info = await this.deps.llm.showModel(this.#model, opts.signal).catch(() => null);
@@ -468,6 +487,7 @@ export class Turn implements TurnHost {
         temperature: this.#profile.settings.temperature ?? opts.temperature,
         keepAlive: opts.keepAlive,
         signal: opts.signal,
+        ...(this.format !== undefined ? { format: this.format } : {}),
       };
       this.#modelCalls++;
       let outcome: ModelCallOutcome;
@@ -586,7 +606,8 @@ export class Turn implements TurnHost {
       if (reply.calls.length === 0) {
         this.finalText = reply.content;
         if (truncated) this.failure = `the answer of model ${this.#model} was cut off at its output limit (done_reason "length")`;
-        const reason: StopReason = truncated ? 'truncated' : 'completed';
+        let reason: StopReason = truncated ? 'truncated' : 'completed';
+        if (reason === 'completed' && opts.outputSchema !== undefined && !opts.signal.aborted) reason = yield* this.structuredFinal(todos, stall.count);
         yield this.end(reason);
         if (!opts.signal.aborted) {
           yield* this.services.maybeCompress(this, 'postturn');
@@ -650,6 +671,39 @@ export class Turn implements TurnHost {
     }
     yield this.end('max_iterations');
     return await this.finish('max_iterations');
+  }
+
+  /** `--output-schema`: the answer again, in the schema's shape (structured-answer.ts says why). */
+  private async *structuredFinal(todos: MechanicsTodos, stalled: number): AsyncGenerator<AgentEvent, StopReason> {
+    const output = this.opts.outputSchema;
+    if (output === undefined) return 'completed';
+    const result = yield* structuredAnswer(
+      {
+        ask: async function* (this: Turn, format: Record<string, unknown>, note: string | undefined) {
+          this.format = format;
+          try {
+            return yield* this.askModel(todos, stalled, note);
+          } finally {
+            this.format = undefined;
+          }
+        }.bind(this),
+        keep: (m) => {
+          this.addToContext(m);
+          this.persist(m);
+        },
+      },
+      output,
+    );
+    if (result.kind === 'interrupted') return 'interrupted';
+    this.finalText = result.text;
+    if (result.kind === 'ok') {
+      this.structured = { value: result.value };
+      return 'completed';
+    }
+    this.structured = { errors: result.errors };
+    this.failure = `the answer does not match --output-schema after ${STRUCTURED_ATTEMPTS} attempts: ${result.errors.join('; ')}`;
+    yield { type: 'error', code: 'output_schema_mismatch', message: this.failure, iteration: this.#iteration };
+    return 'model_error';
   }
 
   private async *autoPlan(): AsyncGenerator<AgentEvent, void> {

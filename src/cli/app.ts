@@ -12,6 +12,7 @@ import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 import { integerCoerce } from './flag-values.js';
 import { commandHelp, currentCommand, examplesText, helpWidth, hideTypes } from './help-layout.js';
+import { expandShorthand } from './shorthand.js';
 import { usageMessage } from './usage-error.js';
 
 const TOP_EXAMPLES = examplesText([
@@ -32,7 +33,8 @@ function globalOptions(y: Argv): Argv<GlobalArgs> {
     .option('cwd', { type: 'string', describe: 'Working directory (file tools are confined to it)' })
     .option('config', { type: 'string', describe: 'Config file (default ./.nav-config.json)' })
     .option('output', {
-      alias: 'o',
+      // --output-format: the spelling of claude -p and gemini -p, same values.
+      alias: ['o', 'output-format'],
       choices: ['text', 'json', 'stream-json'] as const,
       default: 'text' as const,
       describe: 'Output format: text, json or stream-json (default text)',
@@ -73,7 +75,14 @@ export async function main(args: string[]): Promise<void> {
   const sink = { code: 0 };
   exitQuietlyOnBrokenPipe(process.stdout, () => sink.code);
   exitQuietlyOnBrokenPipe(process.stderr, () => sink.code);
-  const fast = parseRunFast(args);
+  let expanded: string[];
+  try {
+    // `navi "prompt"` is `navi run "prompt"`; options without a command or prompt are exit 2.
+    expanded = expandShorthand(args);
+  } catch (err) {
+    return finish(reportFatal(err));
+  }
+  const fast = parseRunFast(expanded);
   if (fast !== null) {
     // The embedded database (no --db, no DATABASE_URL) starts loading on another core now.
     if (fast.db === undefined && !process.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
@@ -85,30 +94,45 @@ export async function main(args: string[]): Promise<void> {
     return finish(sink.code);
   }
   const { default: yargs } = await import('yargs');
-  const cli = globalOptions(hideTypes(yargs(args)))
+  const cli = globalOptions(hideTypes(yargs(expanded)))
     .scriptName('navi')
-    .usage('$0 <command> [options]\n\nHeadless agent runner for local models (Ollama).')
+    .usage('$0 <command> [options]\n$0 "PROMPT" [options]   (= navi run "PROMPT")\n\nHeadless agent runner for local models (Ollama).')
     .command(
       'run [prompt..]',
       'One-shot: run one agent turn (full tool loop) on a prompt',
       (y) =>
         commandHelp(
           exchangeOptions(y)
-          .positional('prompt', { type: 'string', array: true, describe: 'The prompt (else --file, else stdin when piped)' })
-          .option('file', { alias: 'f', type: 'string', describe: 'Read the prompt from a file' })
-          .option('session', { alias: 's', type: 'string', describe: 'Continue an existing session' })
-          .option('max-iterations', { requiresArg: true, coerce: integerCoerce('max-iterations'), describe: "Cap tool-loop iterations (else the profile's max_iterations)" })
-          .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' }),
+            .positional('prompt', {
+              type: 'string',
+              array: true,
+              describe: 'The prompt (else --file, else stdin). With piped stdin too, the prompt is the instruction and stdin the material (sent after it inside <stdin>…</stdin>)',
+            })
+            .option('file', { alias: 'f', type: 'string', describe: 'Read the prompt from a file' })
+            .option('session', { alias: 's', type: 'string', describe: 'Continue an existing session' })
+            .option('continue', { alias: 'c', type: 'boolean', describe: 'Continue the most recent session started in this directory' })
+            .option('max-iterations', { alias: 'max-turns', requiresArg: true, coerce: integerCoerce('max-iterations'), describe: "Cap tool-loop iterations (else the profile's max_iterations); --max-turns is an alias" })
+            .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' })
+            .option('output-schema', { type: 'string', describe: 'JSON Schema file: the final answer is asked for in that shape (Ollama format), checked, in result.structured; exit 1 if it does not match after one retry' })
+            .option('output-last-message', { type: 'string', describe: 'Also write the final answer to this file' })
+            .option('append-system-prompt', { type: 'string', describe: 'Text appended to the system message for this run' })
+            .option('allowed-tools', { type: 'string', describe: "Offer only these of the profile's tools (comma-separated)" })
+            .option('disallowed-tools', { type: 'string', describe: "Do not offer these of the profile's tools (comma-separated)" })
+            .option('project-instructions', { type: 'boolean', default: true, describe: 'Read AGENTS.md (else CLAUDE.md, GEMINI.md) from the repository root down to here into the system message (--no-project-instructions: do not)' })
+            .option('print', { type: 'boolean', describe: "Accepted for claude's --print: navi always prints the answer and exits" }),
           {
             path: 'run',
             uses: ['db', 'ollama', 'profile'],
             examples: [
               ['navi run "list the TODOs in src/"', ''],
+              ['navi "list the TODOs in src/"', 'the same: navi "…" is navi run "…"'],
+              ['git diff | navi run "review this diff"', 'instruction as the argument, the diff from stdin'],
               ['git diff | navi run -o json', 'prompt from stdin, one JSON result'],
-              ['navi run -s SESSION_ID "now fix the first one"', 'continue a session'],
+              ['navi run --output-schema answer.schema.json -o json "…" | jq .structured', 'structured answer for a script'],
+              ['navi run -c "now fix the first one"', 'continue the latest session here (or -s SESSION_ID)'],
             ],
             epilog:
-              'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies); ' +
+              'Exit codes: 0 answered; 1 error (also: the model kept writing unusable tool calls or empty replies, or an answer that does not match --output-schema); ' +
               '2 invalid input (also: an unknown session or profile, a model that is not pulled or cannot call tools); ' +
               '3 incomplete (max iterations, or the answer was cut off at the output limit; continue with -s); ' +
               '75 Ollama unreachable or stopped answering (retry later); 130 interrupted.',
@@ -123,7 +147,9 @@ export async function main(args: string[]): Promise<void> {
         commandHelp(
           reportOptions(exchangeOptions(y))
           .positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml) or the task as free text' })
-          .option('max-iterations', { requiresArg: true, coerce: integerCoerce('max-iterations'), describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5)' })
+          .option('max-iterations', { alias: 'max-turns', requiresArg: true, coerce: integerCoerce('max-iterations'), describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5); --max-turns is an alias' })
+          .option('project-instructions', { type: 'boolean', default: true, describe: 'AGENTS.md/CLAUDE.md/GEMINI.md into the system message (--no-project-instructions: not)' })
+          .option('append-system-prompt', { type: 'string', describe: 'Text appended to the system message for this run' })
           .option('approval', { choices: ['none', 'strict', 'periodic'] as const, describe: 'Ask to accept iterations: none, strict (every one) or periodic (every periodic_interval)' })
           .option('never-pause', { type: 'boolean', describe: 'On stagnation, auto-diversify instead of stopping (needs --max-iterations)' })
           .option('strategy', { choices: ['combine', 'radical', 'reread'] as const, describe: 'Diversification strategy on stagnation: combine, radical or reread' })
@@ -246,8 +272,14 @@ export async function main(args: string[]): Promise<void> {
         ] }), lazy(async () => (await import('./commands/profiles.js')).profilesList, sink))
         .command(
           'show <id>',
-          "Show a profile's effective settings, tools and system prompt",
-          (yy) => commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The profile id (see: navi profiles list)' }), { path: 'profiles show', uses: [], examples: [['navi profiles show coder', 'settings, tools and the system prompt']] }),
+          "Show a profile's effective settings, tools, the project instructions found here and the system prompt",
+          (yy) =>
+            commandHelp(
+              yy
+                .positional('id', { type: 'string', demandOption: true, describe: 'The profile id (see: navi profiles list)' })
+                .option('project-instructions', { type: 'boolean', default: true, describe: 'Include AGENTS.md & co. (--no-project-instructions: as a run with it)' }),
+              { path: 'profiles show', uses: [], examples: [['navi profiles show coder', 'settings, tools and the system prompt']] },
+            ),
           lazy(async () => (await import('./commands/profiles.js')).profilesShow, sink),
         )
         .demandCommand(1, 'name a profiles subcommand: list, show'),
@@ -266,6 +298,23 @@ export async function main(args: string[]): Promise<void> {
         )
         .demandCommand(1, 'name a memory subcommand: list, forget'),
     )
+    .command('mcp', 'MCP servers: their state and the tools they offer (starts them; no database, no model)', (y) =>
+      commandHelp(y, { path: 'mcp', uses: [], examples: [['navi mcp list', ''], ['navi mcp tools github', '']] })
+        .command('list', 'Each configured server: transport, state, tool count, start time', (yy) => commandHelp(yy, { path: 'mcp list', uses: [], examples: [
+          ['navi mcp list', 'servers from .nav-config.json, the user file and .mcp.json'],
+          ['navi mcp list -o json', 'as JSON'],
+        ] }), lazy(async () => (await import('./commands/mcp.js')).mcpList, sink))
+        .command(
+          'tools [server]',
+          'The tools the servers offer, named as the model sees them (mcp__<server>__<tool>)',
+          (c) => commandHelp(c.positional('server', { type: 'string', describe: 'Only this server' }), { path: 'mcp tools', uses: [], examples: [
+            ['navi mcp tools', 'every server'],
+            ['navi mcp tools github -o json', "one server's tools with their schemas"],
+          ] }),
+          lazy(async () => (await import('./commands/mcp.js')).mcpTools, sink),
+        )
+        .demandCommand(1, 'name an mcp subcommand: list, tools'),
+    )
     .command('db', 'Database maintenance', (y) =>
       commandHelp(y, { path: 'db', uses: ['db'], examples: [['navi db migrate', '']] })
         .command('migrate', 'Apply migrations now (they also run on first use)', (yy) => commandHelp(yy, { path: 'db migrate', uses: ['db'], examples: [
@@ -274,7 +323,21 @@ export async function main(args: string[]): Promise<void> {
         ] }), lazy(async () => (await import('./commands/db.js')).dbMigrate, sink))
         .demandCommand(1, 'name a db subcommand: migrate'),
     )
-    .command('doctor', 'Check config, database, Ollama, model, profiles and tools', (yy) => commandHelp(yy, { path: 'doctor', uses: ['db', 'ollama', 'profile'], examples: [
+    .command(
+      'completion [shell]',
+      'Print a shell completion script: bash or zsh (default: from $SHELL)',
+      (yy) =>
+        commandHelp(yy.positional('shell', { choices: ['bash', 'zsh'] as const, describe: 'Shell to complete for' }), {
+          path: 'completion',
+          uses: [],
+          examples: [
+            ['source <(navi completion bash)', 'in ~/.bashrc'],
+            ['source <(navi completion zsh)', 'in ~/.zshrc'],
+          ],
+        }),
+      lazy(async () => (await import('./commands/completion.js')).completionCommand, sink),
+    )
+    .command('doctor', 'Check config, database, Ollama, model, profiles, tools and MCP servers', (yy) => commandHelp(yy, { path: 'doctor', uses: ['db', 'ollama', 'profile'], examples: [
           ['navi doctor', ''],
           ['navi doctor -m llama3.1:8b -o json', 'another model; one JSON object'],
         ] }), lazy(async () => (await import('./commands/doctor.js')).doctorCommand, sink))

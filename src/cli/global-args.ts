@@ -13,4 +13,8 @@ export interface GlobalArgs {
   record?: string;
   replay?: string;
   replayTiming?: boolean;
+  /** `--no-project-instructions` sets false (run, loop, profiles show): no AGENTS.md/CLAUDE.md/GEMINI.md. */
+  projectInstructions?: boolean;
+  /** `--append-system-prompt TEXT` (run, loop): appended to the system message for this run. */
+  appendSystemPrompt?: string;
 }

@@ -9,11 +9,14 @@ import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } 
 import type { NaviConfig } from '../config/schema.js';
 import { createOllamaClient } from '../llm/ollama-client.js';
 import type { LlmClientOptions } from '../llm/types.js';
+import { findProjectInstructions, type ProjectInstructions } from '../profiles/project-instructions.js';
 import type { Profile, ProfileSet } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { createRedactor } from '../tools/redact.js';
+import type { McpManager } from '../mcp/mcp-manager.js';
 import { askYesNo } from './ask.js';
+import { checkProfileMcp, hasMcpServers, mcpSecretEnv, startMcp } from './mcp-runtime.js';
 import { memoryCacheFor } from './memory-cache.js';
 import type { GlobalArgs } from './global-args.js';
 import { modelExchanges, type ModelExchanges } from './model-exchanges.js';
@@ -24,11 +27,22 @@ export interface Runtime extends CliSetup {
   profiles: ProfileSet;
   registry: ToolRegistry;
   userTools: string[];
+  /** The MCP servers of this run (null when none is configured); closed by the command. */
+  mcp: McpManager | null;
   store: Promise<Store>;
   agent: Agent;
   interactive: boolean;
   /** `--record` / `--replay`: call `finish()` when the work is done, before the result. */
   exchanges: ModelExchanges;
+  /** AGENTS.md & co. found for the working directory (none with `--no-project-instructions`). */
+  instructions: ProjectInstructions | null;
+  /** What goes after the profile's prompt in the system message (instructions, --append-system-prompt). */
+  systemAppendix: string;
+}
+
+/** Project instructions then `--append-system-prompt`: the run's part of the system message. */
+export function systemAppendix(instructions: ProjectInstructions | null, appended: string | undefined): string {
+  return [instructions?.text ?? '', appended?.trim() ?? ''].filter((part) => part.length > 0).join('\n\n');
 }
 
 /** Whose long-term memories apply: the OS user (memories are per user, SPEC §9). */
@@ -44,6 +58,8 @@ export interface RuntimeOptions {
   loopTools?: boolean;
   /** An already open store (a resume reads its run before the runtime exists). */
   store?: Promise<Store>;
+  /** Start the configured MCP servers (default true; compaction calls no tools). */
+  mcp?: boolean;
 }
 
 /** True when a person can answer prompts: stdin and stderr are terminals and CI is unset. */
@@ -61,23 +77,45 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   const store = opts.store ?? openConfiguredStore(config, env, (m) => output.diagnostic(m));
   // Never an unhandled rejection: whoever awaits the store reports a failed open.
   store.catch(() => undefined);
+  const llm = createOllamaClient({ ...llmClientOptions(config.llm, base.explicit, env), ...(exchanges.hooks !== undefined && { exchange: exchanges.hooks }) });
+  // MCP servers start beside the store, and the model-info call the first turn makes is asked
+  // now (the client keeps the answer), so the servers' start hides behind both (SPEC §12).
+  const mcp = opts.mcp === false ? Promise.resolve(null) : startMcp(config, cwd, env);
+  if (hasMcpServers(config) && opts.mcp !== false) llm.showModel(config.llm.model).catch(() => undefined);
   let profiles: Awaited<ReturnType<typeof profilesFor>>;
   let tools: Awaited<ReturnType<typeof toolsFor>>;
+  let servers: McpManager | null;
   try {
-    [profiles, tools] = await Promise.all([profilesFor(cwd), toolsFor(cwd, config, opts.loopTools)]);
+    [profiles, tools, servers] = await Promise.all([
+      profilesFor(cwd),
+      toolsFor(cwd, config, opts.loopTools, mcp.then((m) => m?.definitions)),
+      mcp,
+    ]);
   } catch (err) {
-    // A bad profile or tool module (exit 2) must not leave the database open or its lock behind.
+    // A bad profile or tool module (exit 2) must not leave the database open or its lock behind, nor a server running.
+    await Promise.all([
+      opts.store ? undefined : store.then((s) => s.close()).catch(() => undefined),
+      mcp.then((m) => m?.close()).catch(() => undefined),
+    ]);
+    throw err;
+  }
+  let instructions: ProjectInstructions | null = null;
+  try {
+    // Read once: the system message is the same bytes for the whole run (SPEC §8).
+    if (args.projectInstructions !== false) instructions = findProjectInstructions(cwd);
+  } catch (err) {
     if (!opts.store) await store.then((s) => s.close()).catch(() => undefined);
     throw err;
   }
   const interactive = isInteractive(env);
   const memoryCache = memoryCacheFor(config, env);
   const agent = new Agent({
-    llm: createOllamaClient({ ...llmClientOptions(config.llm, base.explicit, env), ...(exchanges.hooks !== undefined && { exchange: exchanges.hooks }) }),
+    llm,
     store,
     tools: tools.registry,
     profiles,
     userTools: tools.userTools,
+    mcpTools: servers?.refs ?? [],
     user: userName(env),
     ...(memoryCache ? { memoryCache } : {}),
     messageTokenBudget: config.context_message_token_budget,
@@ -90,7 +128,19 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
         }
       : {}),
   });
-  return { ...base, profiles, registry: tools.registry, userTools: tools.userTools, store, agent, interactive, exchanges };
+  return {
+    ...base,
+    profiles,
+    registry: tools.registry,
+    userTools: tools.userTools,
+    mcp: servers,
+    store,
+    agent,
+    interactive,
+    instructions,
+    systemAppendix: systemAppendix(instructions, args.appendSystemPrompt),
+    exchanges,
+  };
 }
 
 /**
@@ -124,6 +174,7 @@ export function resolveProfile(rt: Runtime, id: string): Profile {
   if (!profile) {
     throw new InvalidInputError('profile_not_found', `unknown profile '${id}'; available: ${[...rt.profiles.profiles.keys()].join(', ')}`);
   }
+  checkProfileMcp(profile, rt.config);
   const unknown = unknownProfileTools(profile, (n) => rt.registry.has(n));
   if (unknown.length > 0) {
     throw new InvalidInputError(
@@ -155,7 +206,8 @@ export function turnBase(rt: Runtime, signal: AbortSignal): Omit<TurnOptions, 's
       timeoutS: config.tools.shell.timeout_s,
       maxOutputBytes: config.tools.shell.max_output_bytes,
     },
-    redact: createRedactor(env),
+    redact: createRedactor(rt.mcp === null ? env : { ...env, ...mcpSecretEnv(config, env) }),
+    ...(rt.systemAppendix.length > 0 ? { systemAppendix: rt.systemAppendix } : {}),
     ...(Number.isFinite(heartbeat) && heartbeat > 0 ? { heartbeatMs: heartbeat } : {}),
   };
 }

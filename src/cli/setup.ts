@@ -11,6 +11,7 @@ import { InvalidInputError } from '../errors.js';
 import type { ProfileSet } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolDefinition } from '../tools/types.js';
 import type { GlobalArgs } from './global-args.js';
 import { Output } from './output.js';
 import { jsonLine } from './terminal-text.js';
@@ -65,9 +66,14 @@ export async function profilesFor(cwd: string): Promise<ProfileSet> {
 
 /**
  * The tool registry of a run: built-ins, agent-level tools and the project's user tools, plus
- * `loop_signal` for loop runs (`withLoopTools`).
+ * `loop_signal` for loop runs (`withLoopTools`) and the MCP servers' tools (`mcpTools`).
  */
-export async function toolsFor(cwd: string, config: NaviConfig, withLoopTools = false): Promise<{ registry: ToolRegistry; userTools: string[] }> {
+export async function toolsFor(
+  cwd: string,
+  config: NaviConfig,
+  withLoopTools = false,
+  mcpTools: Promise<readonly ToolDefinition[] | undefined> | readonly ToolDefinition[] = [],
+): Promise<{ registry: ToolRegistry; userTools: string[] }> {
   const [{ builtinTools }, { agentTools }, loop, { ToolRegistry: Registry }] = await Promise.all([
     import('../tools/builtin/index.js'),
     import('../agent/agent-tools.js'),
@@ -81,7 +87,8 @@ export async function toolsFor(cwd: string, config: NaviConfig, withLoopTools = 
     builtinNames: new Set([...builtins.map((t) => t.name), 'loop_signal']),
     cwd,
   });
-  return { registry: new Registry([...builtins, ...user]), userTools: user.map((t) => t.name) };
+  // Awaited last: built-ins and user tools load while the MCP servers start.
+  return { registry: new Registry([...builtins, ...user, ...((await mcpTools) ?? [])]), userTools: user.map((t) => t.name) };
 }
 
 /**

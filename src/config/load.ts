@@ -15,6 +15,7 @@ import { isRecord } from '../util/guards.js';
 import { formatProblems, problemsFrom } from './issues.js';
 import { readJsonFile } from './json-file.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from './loop-guard.js';
+import { MCP_JSON_FILE, mcpJsonKey, readMcpJson } from './mcp-json.js';
 import { CONFIG_KEYS, NaviConfigSchema, type NaviConfig } from './schema.js';
 
 /** The global flags that feed configuration (as parsed by the CLI, camelCase). */
@@ -125,13 +126,16 @@ function getPath(source: Raw, dotted: string): unknown {
   return cur;
 }
 
+/** Maps whose entries a higher layer replaces whole (a project's `github` server is not merged into the user's). */
+const REPLACED_ENTRIES = new Set(['mcp.servers']);
+
 /** Objects merge key by key; anything else (arrays included) from `over` replaces. */
-function deepMerge(base: Raw, over: Raw): Raw {
+function deepMerge(base: Raw, over: Raw, at = ''): Raw {
   const out: Raw = { ...base };
   for (const [key, value] of Object.entries(over)) {
     if (value === undefined) continue;
     const prev = out[key];
-    out[key] = isRecord(prev) && isRecord(value) ? deepMerge(prev, value) : value;
+    out[key] = isRecord(prev) && isRecord(value) && !REPLACED_ENTRIES.has(at) ? deepMerge(prev, value, at === '' ? key : `${at}.${key}`) : value;
   }
   return out;
 }
@@ -171,6 +175,23 @@ function resolvePaths(raw: Raw, base: string, home: string): void {
       (toolPaths as unknown[]).map((p) => (typeof p === 'string' ? resolveUserPath(p, base, home) : p)),
     );
   }
+  const servers = getPath(raw, 'mcp.servers');
+  if (isRecord(servers)) {
+    for (const server of Object.values(servers)) {
+      if (isRecord(server) && typeof server.cwd === 'string') server.cwd = resolveUserPath(server.cwd, base, home);
+    }
+  }
+}
+
+/** `mcpServers` of the project's `.mcp.json`, below the project's own config file. */
+function mcpJsonLayer(opts: LoadConfigOptions): Layer | undefined {
+  const display = displayPath(join(opts.cwd, MCP_JSON_FILE), opts.cwd, opts.home);
+  const raw = readMcpJson(opts.cwd, display);
+  if (raw === undefined) return undefined;
+  const layer: Layer = { source: display, raw, label: (path) => `${display}: ${mcpJsonKey(path)}` };
+  validate(layer);
+  resolvePaths(raw, opts.cwd, opts.home);
+  return layer;
 }
 
 /** Validates one layer; throws `config_invalid` naming it. */
@@ -289,6 +310,8 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
       ? undefined
       : fileLayer(userPath, displayPath(userPath, opts.cwd, opts.home), true, opts.home, warnings);
   if (user) layers.push(user);
+  const mcpJson = mcpJsonLayer(opts);
+  if (mcpJson) layers.push(mcpJson);
   const project = projectLayer(opts, warnings);
   if (project && project.source !== user?.source) layers.push(project);
   layers.push(...(opts.loopOverrides ?? []).filter((o) => o.values !== undefined).map(overrideLayer));

@@ -11,6 +11,7 @@ import { DURATION_HINT, durationProblem } from './duration.js';
 import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, text, textList } from './fields.js';
 import { normalizeOllamaHost } from './host.js';
 import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
+import { McpSchema } from './mcp-schema.js';
 
 /** Approval prompts between loop iterations (seed 004). */
 export const ITERATION_APPROVALS = ['none', 'strict', 'periodic'] as const;
@@ -152,6 +153,8 @@ export const NaviConfigSchema = z.object({
   budget: BudgetSchema.prefault({}),
   /** Per-message token cap in the model's view; 0 = auto (num_ctx / 6). */
   context_message_token_budget: intAtLeast(0).default(0),
+  /** MCP servers whose tools the model may call (also read from `.mcp.json`). */
+  mcp: McpSchema.prefault({}),
 });
 
 /** The validated configuration, every default filled in. */

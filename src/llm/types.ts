@@ -59,8 +59,12 @@ export interface ChatRequest {
   keepAlive?: string | number;
   /** Stops the request, including before the first chunk arrives. */
   signal: AbortSignal;
-  /** Ask for a JSON object response (non-streaming planner calls). */
-  format?: 'json';
+  /**
+   * Ollama's `format`: `'json'` for any JSON object (non-streaming planner calls), or a JSON
+   * Schema the server constrains the reply to (`--output-schema`). Compared by identity when a
+   * request body is reused (`request-body.ts`).
+   */
+  format?: 'json' | Record<string, unknown>;
 }
 
 /** One piece of a streamed response. */

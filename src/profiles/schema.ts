@@ -28,6 +28,10 @@ const toolName = z
   .string({ error: 'must be a tool name' })
   .regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, { error: 'must be a tool name (letters, digits, "_" or "-")' });
 const toolList = z.array(toolName, { error: 'must be an array of tool names' });
+/** `server`, `server/tool` or `*` (every server): MCP tools the profile offers. */
+const mcpEntry = z
+  .string({ error: 'must be an MCP server name, "server/tool" or "*"' })
+  .regex(/^(?:\*|[A-Za-z0-9][A-Za-z0-9_-]*(?:\/.+)?)$/, { error: 'must be an MCP server name, "server/tool" or "*"' });
 
 /** A profile's config.json. */
 export const ProfileSettingsSchema = z.strictObject({
@@ -53,6 +57,8 @@ export const ProfileSettingsSchema = z.strictObject({
     .strictObject({
       agent: toolList.default(() => [...DEFAULT_AGENT_TOOLS]),
       subagent: toolList.default(() => []),
+      /** MCP tools offered (agent and sub-agent); absent → every configured server's, [] → none. */
+      mcp: z.array(mcpEntry, { error: 'must be an array of MCP server names or "server/tool"' }).optional(),
     })
     .prefault({}),
   subagent_system_prompt: text().optional(),

@@ -40,6 +40,8 @@ export interface ProfileSettings {
     agent: string[];
     /** Tools of a sub-agent running this profile; empty → falls back to `agent`. */
     subagent: string[];
+    /** MCP tools: server names, `server/tool` or `*`; absent → every configured server's tools. */
+    mcp?: string[] | undefined;
   };
   /** System prompt used instead of system_prompt.txt when this profile runs as a sub-agent. */
   subagent_system_prompt?: string;

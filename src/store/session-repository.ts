@@ -54,9 +54,10 @@ export function createSessionRepository(db: NaviDatabase): SessionRepository {
       return row ? toRecord(row) : null;
     },
 
-    async list(opts: { limit?: number; kind?: SessionKind } = {}): Promise<SessionRecord[]> {
+    async list(opts: { limit?: number; kind?: SessionKind; cwd?: string } = {}): Promise<SessionRecord[]> {
       const filters: SQL[] = [];
       if (opts.kind) filters.push(eq(sessions.kind, opts.kind));
+      if (opts.cwd !== undefined) filters.push(eq(sessions.cwd, opts.cwd));
       const query = db
         .select()
         .from(sessions)

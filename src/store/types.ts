@@ -54,8 +54,8 @@ export interface MessageOptions {
 export interface SessionRepository {
   create(session: NewSession): Promise<void>;
   get(id: string): Promise<SessionRecord | null>;
-  /** Most recently active first (`updated_at`: appends and `addUsage` bump it). */
-  list(opts?: { limit?: number; kind?: SessionKind }): Promise<SessionRecord[]>;
+  /** Most recently active first (`updated_at`: appends and `addUsage` bump it); `cwd`: started there. */
+  list(opts?: { limit?: number; kind?: SessionKind; cwd?: string }): Promise<SessionRecord[]>;
   /** Deletes the session and everything that belongs to it (messages, context, todos…). */
   remove(id: string): Promise<boolean>;
   /** Adds real token counts from one model call and bumps `updated_at`. */

@@ -4,7 +4,9 @@
  * schemas are compiled here once at load and the model's arguments are checked against them.
  * ajv is imported lazily: a project without user tools never pays its ~50 ms import.
  */
-import type { ErrorObject, Options } from 'ajv';
+import type { Ajv as AjvDraft7, ErrorObject, Options } from 'ajv';
+import type { Ajv2019 as AjvDraft2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 as AjvDraft2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import { typeName } from '../util/guards.js';
 
@@ -58,15 +60,44 @@ const AJV_OPTIONS: Options = {
 /** Problems listed for one schema mismatch; the registry shows only the first few anyway. */
 const MAX_ISSUES = 8;
 
-async function createEngine(dialect: Dialect): Promise<SchemaEngine> {
+/**
+ * A named export of one of ajv's CommonJS modules. Node's own `import()` finds the names
+ * (cjs-module-lexer); the bundle's lazy chunk of a CommonJS module that another chunk also
+ * imports (the MCP SDK imports ajv) exports only `default` (the module's `exports`), which
+ * carries the same names.
+ */
+function namedExport<T>(mod: Record<string, unknown>, name: string): T {
+  const direct = mod[name];
+  if (direct !== undefined) return direct as T;
+  const exported = mod.default as Record<string, unknown>;
+  // ajv's `module.exports` is itself the class of its module, with the name on it as well.
+  return (exported[name] ?? exported) as T;
+}
+
+async function createEngine(dialect: Dialect, options: Options): Promise<SchemaEngine> {
   switch (dialect) {
-    case 'draft-07':
-      return new (await import('ajv')).Ajv(AJV_OPTIONS);
-    case '2019-09':
-      return new (await import('ajv/dist/2019.js')).Ajv2019(AJV_OPTIONS);
-    case '2020-12':
-      return new (await import('ajv/dist/2020.js')).Ajv2020(AJV_OPTIONS);
+    case 'draft-07': {
+      const Ajv = namedExport<typeof AjvDraft7>(await import('ajv'), 'Ajv');
+      return new Ajv(options);
+    }
+    case '2019-09': {
+      const Ajv2019 = namedExport<typeof AjvDraft2019>(await import('ajv/dist/2019.js'), 'Ajv2019');
+      return new Ajv2019(options);
+    }
+    case '2020-12': {
+      const Ajv2020 = namedExport<typeof AjvDraft2020>(await import('ajv/dist/2020.js'), 'Ajv2020');
+      return new Ajv2020(options);
+    }
   }
+}
+
+/** How a compiler treats schemas. */
+export interface JsonSchemaCompilerOptions {
+  /**
+   * Default true: an unknown keyword is an error (a user's own tool). False for schemas navi
+   * does not own (MCP servers): unknown keywords are annotations, only invalid schemas fail.
+   */
+  strict?: boolean;
 }
 
 /** The value a JSON pointer (`/a/0/b`) designates inside `root`, or undefined. */
@@ -126,11 +157,16 @@ function formatIssue(prefix: string, issue: SchemaIssue): string {
  */
 export class JsonSchemaCompiler {
   private readonly engines = new Map<Dialect, Promise<SchemaEngine>>();
+  private readonly options: Options;
+
+  constructor(options: JsonSchemaCompilerOptions = {}) {
+    this.options = options.strict === false ? { ...AJV_OPTIONS, strict: false } : AJV_OPTIONS;
+  }
 
   private engine(dialect: Dialect): Promise<SchemaEngine> {
     let engine = this.engines.get(dialect);
     if (!engine) {
-      engine = createEngine(dialect);
+      engine = createEngine(dialect, this.options);
       this.engines.set(dialect, engine);
     }
     return engine;
@@ -138,27 +174,30 @@ export class JsonSchemaCompiler {
 
   /**
    * Compiles `schema` (a JSON value: no functions, no cycles). Never throws for a bad schema:
-   * the problem names the offending keyword's path under `parameters`.
+   * the problem names the offending keyword's path under `where` (a tool's `parameters`).
    */
-  async compile(schema: Readonly<Record<string, unknown>>): Promise<CompiledSchema> {
+  async compile(schema: Readonly<Record<string, unknown>>, where = 'parameters'): Promise<CompiledSchema> {
     const declared = schema.$schema;
     let dialect: Dialect = 'draft-07';
     if (declared !== undefined) {
       const known = typeof declared === 'string' ? DIALECTS[declared.replace(/#$/, '')] : undefined;
-      if (!known) {
+      if (!known && this.options.strict === false) {
+        // Not ours to reject: read it as the draft LLM tool schemas use.
+      } else if (!known) {
         return {
           ok: false,
-          problem: `parameters.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
+          problem: `${where}.$schema: unsupported ${JSON.stringify(declared)}; omit it (draft-07) or use draft 2019-09 or 2020-12`,
         };
+      } else {
+        dialect = known;
       }
-      dialect = known;
     }
     // The dialect is chosen above, so `$schema` itself (whose exact spelling ajv is picky about) is not compiled.
     const { $schema: _omitted, ...compilable } = schema;
     const engine = await this.engine(dialect);
     if (!(await engine.validateSchema(compilable))) {
       const [first] = describeAjvErrors(engine.errors, compilable);
-      return { ok: false, problem: first ? formatIssue('parameters', first) : 'parameters: not a valid JSON Schema' };
+      return { ok: false, problem: first ? formatIssue(where, first) : `${where}: not a valid JSON Schema` };
     }
     try {
       const validate = engine.compile(compilable);
@@ -172,7 +211,7 @@ export class JsonSchemaCompiler {
       // ajv's messages here are one line ("strict mode: unknown keyword: \"requried\"", "can't resolve reference …").
       const message = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
       engine.removeSchema(compilable);
-      return { ok: false, problem: `parameters: ${message}` };
+      return { ok: false, problem: `${where}: ${message}` };
     }
   }
 }

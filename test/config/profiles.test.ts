@@ -161,7 +161,7 @@ describe('project profiles', () => {
 describe('bad profiles name the file and key', () => {
   it.each([
     ['unknown key', { thinking: true }, 'profiles/p/config.json: thinking: unknown key (allowed: description, model,'],
-    ['unknown nested key', { tools: { main: [] } }, 'profiles/p/config.json: tools.main: unknown key (allowed: agent, subagent)'],
+    ['unknown nested key', { tools: { main: [] } }, 'profiles/p/config.json: tools.main: unknown key (allowed: agent, subagent, mcp)'],
     ['bad max_iterations', { max_iterations: 0 }, 'profiles/p/config.json: max_iterations: must be an integer between 1 and 500 (got 0)'],
     ['bad flag type', { think_enabled: 'no' }, 'profiles/p/config.json: think_enabled: must be true or false (got "no")'],
     ['bad interval', { goal_anchoring_interval: 0 }, 'profiles/p/config.json: goal_anchoring_interval: must be a positive integer (got 0)'],

@@ -41,7 +41,9 @@ describe('invalid input (exit 2) before any database or model is touched', () =>
     { name: 'a missing --config file', args: ['run', '--config', 'nope.json', 'hello'], pattern: /nope\.json.*not found/ },
     { name: '--max-iterations 0', args: ['run', '--max-iterations', '0', 'hello'], pattern: /max-iterations/ },
     { name: 'no prompt and an empty stdin', args: ['run'], pattern: /no prompt/ },
-    { name: 'an unknown command', args: ['frobnicate'], pattern: /frobnicate/i },
+    // Any other first word is a prompt (`navi "…"` is `navi run "…"`, issue 11); one a couple of edits from a command is a typo.
+    { name: 'a mistyped command', args: ['sesions', 'list'], pattern: /unknown command 'sesions'\. Did you mean sessions\?/ },
+    { name: 'options without a command or prompt', args: ['-p', 'coder'], pattern: /no command and no prompt/ },
   ];
 
   for (const c of cases) {

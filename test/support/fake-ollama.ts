@@ -4,7 +4,8 @@
  * It can delay the first chunk (before the headers, as real Ollama does), stall, drop the
  * connection, send error or garbage lines, and answer 404 for models it does not have. Requests
  * are checked as server/routes.go ChatHandler checks them (body, keep_alive, think, model,
- * capabilities) before a scripted turn is used; a rejected request consumes no turn.
+ * capabilities, format) before a scripted turn is used; a rejected request consumes no turn.
+ * A `format` (structured outputs) is honoured as fake-ollama-format.ts describes.
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
@@ -32,6 +33,7 @@ import {
   type FakeScript,
   type FakeTurn,
 } from './fake-ollama-script.js';
+import { constrainsAfterThinking, formatMismatch, formatOf } from './fake-ollama-format.js';
 
 export type { FakeModel, FakeScript, FakeToolCall, FakeTurn } from './fake-ollama-script.js';
 
@@ -62,7 +64,7 @@ export interface FakeOllama {
   readonly requests: RecordedRequest[];
   /** Scripted turns served since start or the last `setScript`. */
   readonly turnsServed: number;
-  /** Differences found by `expect_tools`. */
+  /** Differences found by `expect_tools`, and replies a `format` would not have allowed. */
   readonly mismatches: string[];
   /** Replaces the script and restarts it from its first turn. */
   setScript(script: FakeScript): void;
@@ -279,6 +281,12 @@ class FakeOllamaServer implements FakeOllama {
       sendJson(res, rejection.status, { error: rejection.error });
       return;
     }
+    const format = formatOf(record.body);
+    if ('error' in format) {
+      // llm/llama_server.go Completion fails before any line: streamResponse answers 500.
+      sendJson(res, 500, { error: format.error });
+      return;
+    }
     // Known difference from the real server: `messages: []` only loads the model there (one JSON
     // object with done_reason "load", or "unload" with keep_alive 0: server/routes.go ChatHandler);
     // here it plays the next turn, because tests post empty messages to drive the stream. navi
@@ -293,6 +301,11 @@ class FakeOllamaServer implements FakeOllama {
     if (scripted !== undefined) this.served++;
     record.turn = index;
     this.checkTools(index, turn, body);
+    if (format.mode !== 'none') {
+      const capabilities = this.findModel(model)?.capabilities ?? DEFAULT_CAPABILITIES;
+      const mismatch = formatMismatch(turn, constrainsAfterThinking(capabilities, body.think));
+      if (mismatch !== undefined) this.mismatches.push(`turn ${index}: ${mismatch}`);
+    }
     await playTurn(res, turn, body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
   }
 

@@ -17,7 +17,7 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
   const stop = installStopHandlers();
   let rt: Runtime | null = null;
   try {
-    rt = await createRuntime(argv, output);
+    rt = await createRuntime(argv, output, { mcp: false });
     const session = await (await rt.store).sessions.get(sessionId);
     if (!session) throw new NotFoundError('session_not_found', `no session '${sessionId}'; see: navi sessions list`);
     const profileId = argv.profile ?? session.profile;

@@ -8,6 +8,7 @@ import { describeError } from '../../errors.js';
 import { createOllamaClient } from '../../llm/ollama-client.js';
 import type { ModelDetails } from '../../llm/types.js';
 import { unknownProfileTools } from '../../agent/agent.js';
+import { unknownMcpServers } from '../../mcp/select.js';
 import type { GlobalArgs } from '../global-args.js';
 import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from '../setup.js';
 
@@ -136,6 +137,8 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
         const set = await profilesFor(cwd);
         const { registry, userTools } = await toolsFor(cwd, config);
         const problems = [...set.profiles.values()].flatMap((p) => unknownProfileTools(p, (n) => registry.has(n)).map((t) => `${p.id}: unknown tool ${t}`));
+        const servers = new Set(Object.keys(config.mcp.servers));
+        for (const p of set.profiles.values()) for (const m of unknownMcpServers(p.settings.tools.mcp, servers)) problems.push(`${p.id}: tools.mcp: unknown MCP server ${m}`);
         if (!set.profiles.has(config.default_profile)) problems.push(`default_profile '${config.default_profile}' does not exist`);
         if (problems.length > 0) throw new Error(problems.join('; '));
         const user = userTools.length > 0 ? `, user tools: ${userTools.join(', ')}` : '';
@@ -148,6 +151,14 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
         const where = `${store.backend} at ${store.location}`;
         await store.close();
         return `${where}, migrated`;
+      }),
+    );
+    checks.push(
+      await check('mcp', async () => {
+        const { mcpDoctorCheck } = await import('./mcp.js');
+        const r = await mcpDoctorCheck(config, cwd, env);
+        if (!r.ok) throw new CheckFailed({ detail: r.detail, ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}) });
+        return { detail: r.detail, ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}) };
       }),
     );
     const llm = createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: 10, chunkTimeoutS: 10 });

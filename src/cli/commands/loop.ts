@@ -23,6 +23,8 @@ import type { Store } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
 import { createLoopRuntime, isInteractive, loadLoopConfig } from '../loop-runtime.js';
+import { reportMcpWarnings } from '../mcp-runtime.js';
+import type { McpManager } from '../../mcp/mcp-manager.js';
 import { forcedExitResult, type Output } from '../output.js';
 import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
@@ -167,6 +169,8 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         ),
       ),
   );
+  // The run's MCP servers, stopped however the command ends.
+  let mcp: McpManager | null = null;
   try {
     let rt: Runtime;
     const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
@@ -190,6 +194,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       const stored = runConfigOf(run);
       task = runTaskOf(run);
       rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
+      mcp = rt.mcp;
       const decisions = decisionSource(args, baseCwd, rt.interactive, output);
       requireDecider(stored.loop_mode.iteration_approval, decisions);
       const profileId = args.profile ?? stored.profile;
@@ -215,6 +220,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
       requireDecider(loop.iteration_approval, decisions);
       rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
+      mcp = rt.mcp;
       store = rt.store;
       const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
       resolveProfile(rt, profileId);
@@ -244,6 +250,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
           ids.runId = runId;
           ids.sessionId = sessionId;
           output.setSession(sessionId, runId);
+          reportMcpWarnings(runtime.mcp, output);
           // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
           process.env[LOOP_ENV] = runId;
         },
@@ -293,6 +300,6 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
   } finally {
     output.close();
     if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
-    if (store !== null) await store.then((s) => s.close(), () => undefined);
+    await Promise.all([store === null ? undefined : store.then((s) => s.close(), () => undefined), mcp?.close()]);
   }
 }

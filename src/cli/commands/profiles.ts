@@ -1,6 +1,7 @@
 /** `navi profiles list|show`: no database, no model. */
 import { NotFoundError } from '../../errors.js';
 import { systemPromptFor } from '../../profiles/load.js';
+import { findProjectInstructions } from '../../profiles/project-instructions.js';
 import { toolsForProfile, unknownProfileTools } from '../../agent/agent.js';
 import type { GlobalArgs } from '../global-args.js';
 import { profilesFor, setup, toolsFor } from '../setup.js';
@@ -38,11 +39,24 @@ export async function profilesShow(argv: Args): Promise<number> {
   const { registry, userTools } = await toolsFor(cwd, config);
   const tools = toolsForProfile(profile, (n) => registry.has(n), false, userTools);
   const unknown = unknownProfileTools(profile, (n) => registry.has(n));
-  const prompt = systemPromptFor(set, profile);
+  // What a run here would add after the profile's prompt (runtime.ts systemAppendix).
+  const instructions = argv.projectInstructions === false ? null : findProjectInstructions(cwd);
+  const prompt = instructions?.text ? `${systemPromptFor(set, profile)}\n\n${instructions.text}` : systemPromptFor(set, profile);
   const model = profile.settings.model ?? config.llm.model;
+  const instructionFiles = (instructions?.files ?? []).map((f) => ({ path: f.path, name: f.name, bytes: f.bytes, used_bytes: f.used }));
   if (argv.output !== 'text') {
     process.stdout.write(
-      `${JSON.stringify({ id: profile.id, source: profile.source, dir: profile.dir, model, settings: profile.settings, tools, unknown_tools: unknown, system_prompt: prompt })}\n`,
+      `${JSON.stringify({
+        id: profile.id,
+        source: profile.source,
+        dir: profile.dir,
+        model,
+        settings: profile.settings,
+        tools,
+        unknown_tools: unknown,
+        project_instructions: instructions === null ? null : { root: instructions.root, files: instructionFiles },
+        system_prompt: prompt,
+      })}\n`,
     );
     return 0;
   }
@@ -54,11 +68,18 @@ export async function profilesShow(argv: Args): Promise<number> {
     `tools: ${tools.join(', ') || '(none)'}`,
   ];
   if (unknown.length > 0) out.push(`unknown tools: ${unknown.join(', ')}`);
+  const mcp = profile.settings.tools.mcp;
+  const servers = Object.keys(config.mcp.servers);
+  out.push(`mcp tools: ${mcp === undefined || mcp.includes('*') ? `every configured server's (${servers.join(', ') || 'none configured'})` : mcp.length === 0 ? 'none' : mcp.join(', ')}`);
   out.push('', 'settings:');
   for (const [k, v] of Object.entries(profile.settings)) {
     if (k === 'description' || k === 'tools') continue;
     out.push(`  ${k}: ${JSON.stringify(v)}`);
   }
+  out.push('', 'project instructions:');
+  if (instructions === null) out.push('  off (--no-project-instructions)');
+  else if (instructionFiles.length === 0) out.push(`  none found (AGENTS.md, CLAUDE.md or GEMINI.md, from ${instructions.root ?? cwd} down to ${cwd})`);
+  else for (const f of instructionFiles) out.push(`  ${f.path} (${f.bytes} bytes${f.used_bytes < f.bytes ? `, ${f.used_bytes} used: the cap is reached` : ''})`);
   out.push('', `system prompt (${Buffer.byteLength(prompt)} bytes):`, prompt);
   process.stdout.write(`${out.join('\n')}\n`);
   return 0;

@@ -6,16 +6,31 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { StopReason } from '../../agent/events.js';
+import { toolsForProfile } from '../../agent/agent.js';
+import type { AgentEvent, StopReason } from '../../agent/events.js';
 import { describeError, EXIT, InvalidInputError, type ExitStatus } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
 import { installStopHandlers } from '../os-signals.js';
 import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { loadLoopConfig } from '../loop-runtime.js';
+import { reportMcpWarnings } from '../mcp-runtime.js';
 import { forcedExitResult } from '../output.js';
 import { createOutput, resolveCwd } from '../setup.js';
+import type { Output } from '../output.js';
+import {
+  checkFlagCombinations,
+  checkLastMessageTarget,
+  checkToolFilter,
+  combinePrompt,
+  latestSessionIn,
+  loadOutputSchema,
+  toolFilterFrom,
+  writeLastMessage,
+  type ConventionArgs,
+} from '../run-conventions.js';
+import { readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
 
-interface RunArgs extends GlobalArgs {
+interface RunArgs extends GlobalArgs, ConventionArgs {
   prompt?: string[];
   file?: string;
   session?: string;
@@ -30,7 +45,8 @@ interface RunArgs extends GlobalArgs {
  * this navi runs inside a loop already (loops never nest). Null: stay one-shot.
  */
 async function loopEntry(args: RunArgs, prompt: string, loopModeEnabled: boolean): Promise<string | null> {
-  if (args.loop === false || args.session !== undefined) return null;
+  // A continued session, or a script that wants one structured answer, is one shot.
+  if (args.loop === false || args.session !== undefined || args.continue === true || args.outputSchema !== undefined) return null;
   const [{ detectLoopTrigger, isJustOnce }, { LOOP_ENV }] = await Promise.all([import('../../loop/triggers.js'), import('../../loop/nesting.js')]);
   if (process.env[LOOP_ENV] || isJustOnce(prompt)) return null;
   const trigger = detectLoopTrigger(prompt);
@@ -39,22 +55,18 @@ async function loopEntry(args: RunArgs, prompt: string, loopModeEnabled: boolean
   return null;
 }
 
-/** Reads all of a non-terminal stdin. */
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The prompt from arguments, `--file F` (`-` for stdin), or piped stdin. */
-export async function resolvePrompt(args: RunArgs, cwd: string): Promise<string> {
+/**
+ * The prompt from arguments, `--file F` (`-` for stdin), or piped stdin; arguments and piped
+ * stdin together are the instruction and its material (`combinePrompt`, stdin-input.ts).
+ */
+export async function resolvePrompt(args: RunArgs, cwd: string, warn: (message: string) => void = () => undefined): Promise<string> {
   const fromArgs = (args.prompt ?? []).join(' ').trim();
   if (fromArgs.length > 0 && args.file !== undefined) {
     throw new InvalidInputError('prompt_ambiguous', 'give the prompt as arguments or with --file, not both');
   }
   let prompt = fromArgs;
   if (args.file !== undefined) {
-    if (args.file === '-') prompt = await readStdin();
+    if (args.file === '-') prompt = await readAllStdin();
     else {
       try {
         prompt = readFileSync(resolve(cwd, args.file), 'utf8');
@@ -63,7 +75,15 @@ export async function resolvePrompt(args: RunArgs, cwd: string): Promise<string>
       }
     }
   } else if (prompt.length === 0 && process.stdin.isTTY !== true) {
-    prompt = await readStdin();
+    prompt = await readAllStdin();
+  } else if (prompt.length > 0) {
+    const kind = stdinKind();
+    if (kind !== 'none') {
+      const grace = stdinGraceMs(process.env);
+      const material = kind === 'file' ? await readAllStdin() : await readStdinWithGrace(grace);
+      if (material === null) warn(`stdin: nothing arrived within ${grace} ms; running on the prompt argument alone (pipe the input in, or use </dev/null)`);
+      else if (material.trim().length > 0) prompt = combinePrompt(prompt, material);
+    }
   }
   if (prompt.trim().length === 0) {
     throw new InvalidInputError('prompt_missing', 'no prompt: pass it as arguments, with --file FILE, or on stdin');
@@ -99,6 +119,18 @@ function outcomeMessage(reason: StopReason, iterations: number, sessionId: strin
 }
 
 /**
+ * Text mode with `--output-schema`: stdout gets the JSON answer alone (scripts parse it), not
+ * the prose answer that came before it; everything else renders as usual.
+ */
+function structuredTextView(output: Output): (ev: AgentEvent) => void {
+  return (ev) => {
+    if (ev.type === 'text_delta' && ev.is_subagent !== true) return;
+    if (ev.type === 'stream_end' && ev.is_subagent !== true && ev.stop_reason === 'completed') output.event({ type: 'text_delta', text: ev.text });
+    output.event(ev);
+  };
+}
+
+/**
  * The run asks for loop mode instead (`loopEntry`). Its signal handlers stay installed until
  * `release`, which the dispatcher calls once loop mode is loaded and just before loop mode
  * installs its own, with no await between: there is no moment without a handler.
@@ -130,9 +162,15 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     if (args.maxIterations !== undefined && (!Number.isInteger(args.maxIterations) || args.maxIterations < 1)) {
       throw new InvalidInputError('flag_invalid', `--max-iterations must be a positive integer (got ${String(args.maxIterations)})`);
     }
+    checkFlagCombinations(args);
     // The prompt first: a run without one must not create or open a database.
     const cwd = resolveCwd(args.cwd);
-    const prompt = await resolvePrompt(args, cwd);
+    const prompt = await resolvePrompt(args, cwd, (m) => {
+      if (!args.quiet) output.diagnostic(`warning: ${m}`);
+    });
+    const outputSchema = args.outputSchema !== undefined ? await loadOutputSchema(args.outputSchema, cwd) : undefined;
+    if (args.outputLastMessage !== undefined) checkLastMessageTarget(args.outputLastMessage, cwd);
+    const toolFilter = toolFilterFrom(args);
     // Read once: it decides loop entry and is the one-shot run's configuration.
     const loaded = loadLoopConfig(args, cwd, []);
     const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled);
@@ -150,7 +188,8 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
     rt = await createRuntime(args, output, { base: { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output } });
     let profileId = args.profile ?? rt.config.default_profile;
-    const newSession = args.session === undefined;
+    if (args.continue === true) sessionId = await latestSessionIn(await rt.store, cwd);
+    const newSession = args.session === undefined && args.continue !== true;
     if (!newSession) {
       const existing = await (await rt.store).sessions.get(sessionId);
       if (!existing) throw new InvalidInputError('session_not_found', `no session '${sessionId}'; see: navi sessions list`);
@@ -158,8 +197,10 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     } else {
       sessionId = randomUUID();
     }
-    resolveProfile(rt, profileId);
+    const profile = resolveProfile(rt, profileId);
+    if (toolFilter !== undefined) checkToolFilter(toolFilter, profileId, toolsForProfile(profile, (n) => rt?.registry.has(n) === true, false, rt.userTools));
     output.setSession(sessionId);
+    reportMcpWarnings(rt.mcp, output);
 
     const events = rt.agent.runStream({
       ...turnBase(rt, stop.signal),
@@ -168,7 +209,10 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       message: prompt,
       profileId,
       maxIterations: args.maxIterations,
+      ...(toolFilter !== undefined ? { toolFilter } : {}),
+      ...(outputSchema !== undefined ? { outputSchema } : {}),
     });
+    const show = outputSchema !== undefined && output.mode === 'text' ? structuredTextView(output) : (ev: AgentEvent) => output.event(ev);
     let outcome;
     for (;;) {
       const step = await events.next();
@@ -176,15 +220,17 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
         outcome = step.value;
         break;
       }
-      output.event(step.value);
+      show(step.value);
     }
     // A replay that mismatched (even where the agent carried on) or left model calls unused: exit 2.
     if (!stop.signal.aborted) rt.exchanges.finish();
-    const status = OUTCOMES[outcome.stopReason];
-    const message = outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
+    const unwritten = args.outputLastMessage !== undefined ? writeLastMessage(args.outputLastMessage, cwd, outcome.text) : null;
+    // The answer is there, but a script waiting for the file would not find it: not a success.
+    const status = unwritten !== null && OUTCOMES[outcome.stopReason] === 'success' ? 'error' : OUTCOMES[outcome.stopReason];
+    const message = unwritten ?? outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
     await output.result({
       status,
-      reason: outcome.stopReason,
+      reason: outcome.schemaErrors !== undefined ? 'output_schema_mismatch' : outcome.stopReason,
       exit_code: EXIT[status],
       result: outcome.text,
       num_turns: outcome.modelCalls,
@@ -192,6 +238,7 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
       duration_ms: Date.now() - started,
       errors: message === null ? [] : [message],
+      ...(outcome.structured !== undefined ? { structured: outcome.structured } : {}),
     });
     return stop.finish(EXIT[status]);
   } catch (err) {
@@ -200,6 +247,6 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     // A handover closes the output when it releases the handlers.
     if (handover === null) output.close();
     // Every message is saved before the result is written; a signal while closing exits at once.
-    if (rt) await rt.store.then((s) => s.close(), () => undefined);
+    if (rt) await Promise.all([rt.store.then((s) => s.close(), () => undefined), rt.mcp?.close()]);
   }
 }
