@@ -39,7 +39,8 @@ const MAY_IMPORT = {
   mcp: ['base', 'tools', 'config'],
   agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp'],
   loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp'],
+  report: ['base', 'store'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

@@ -1,42 +1,26 @@
 /**
- * `npm run demo`: navi's main job end to end on a machine without Ollama. It starts the
- * scripted Ollama-compatible test server on 127.0.0.1 with a short session (thinking, a
- * list_dir call, a shell call, an answer) and runs the built CLI against it in this checkout,
- * with a throwaway data directory. Extra arguments go to `navi run` (e.g. `-- -o stream-json`).
+ * `npm run demo`: navi's loop mode end to end on a machine without Ollama. It replays
+ * `demo/session.jsonl` — a recorded run of a thinking model with tools, a researcher sub-agent
+ * and a two-iteration loop whose exit gate blocks a premature "done" — in a fresh copy of the
+ * demo project (`demo/project/`), with a throwaway data directory and no network at all.
+ * Extra arguments go to `navi loop` (e.g. `-- -o stream-json`, `-- --replay-timing` to see it
+ * at the recorded pace). `scripts/record-demo.ts` records the session again.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startFakeOllama } from '../test/support/fake-ollama.js';
+import { demoEnv, prepareDemoProject, RECORDING, ROOT } from './demo-project.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const fake = await startFakeOllama({
-  turns: [
-    {
-      thinking: 'The user wants to know what this project is. I will look at the top level and count the source files.',
-      tool_calls: [
-        { name: 'list_dir', arguments: { path: '.' } },
-        { name: 'shell', arguments: { command: "find src -name '*.ts' | wc -l" } },
-      ],
-    },
-    {
-      content:
-        'This is navi, a headless agent runner: `src/` holds the TypeScript sources (counted above), ' +
-        '`profiles/` the agent profiles and `tasks/` example loop tasks. (Scripted demo model: point ' +
-        '`--ollama-host` at a real Ollama to use a real one.)',
-    },
-  ],
-});
-const data = mkdtempSync(join(tmpdir(), 'navi-demo-'));
+const dir = mkdtempSync(join(tmpdir(), 'navi-demo-'));
+const project = join(dir, 'project');
+prepareDemoProject(project);
 const extra = process.argv.slice(2);
-const child = spawn(
-  process.execPath,
-  [join(root, 'dist/cli/main.cjs'), 'run', '--ollama-host', fake.url, ...extra, 'What is in this project?'],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, NAVI_DATA_DIR: join(data, 'pgdata'), DATABASE_URL: '' } },
-);
+const child = spawn(process.execPath, [join(ROOT, 'dist/cli/main.cjs'), 'loop', 'task.yaml', '--replay', RECORDING, ...extra], {
+  cwd: project,
+  stdio: 'inherit',
+  env: demoEnv({ NAVI_DATA_DIR: join(dir, 'pgdata'), DATABASE_URL: '' }),
+});
 const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
-await fake.close();
-rmSync(data, { recursive: true, force: true });
+rmSync(dir, { recursive: true, force: true });
 process.exit(code);

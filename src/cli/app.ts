@@ -7,6 +7,7 @@ import { InvalidInputError, isNaviError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
 import { loopCommand, runCommand } from './commands/dispatch.js';
 import type { GlobalArgs } from './global-args.js';
+import { exchangeOptions, reportOptions } from './ci-options.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 import { integerCoerce } from './flag-values.js';
@@ -101,7 +102,7 @@ export async function main(args: string[]): Promise<void> {
       'One-shot: run one agent turn (full tool loop) on a prompt',
       (y) =>
         commandHelp(
-          y
+          exchangeOptions(y)
             .positional('prompt', {
               type: 'string',
               array: true,
@@ -144,7 +145,7 @@ export async function main(args: string[]): Promise<void> {
       'Loop mode: iterate on a task until evidence passes the exit gate',
       (y) =>
         commandHelp(
-          y
+          reportOptions(exchangeOptions(y))
           .positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml) or the task as free text' })
           .option('max-iterations', { alias: 'max-turns', requiresArg: true, coerce: integerCoerce('max-iterations'), describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5); --max-turns is an alias' })
           .option('project-instructions', { type: 'boolean', default: true, describe: 'AGENTS.md/CLAUDE.md/GEMINI.md into the system message (--no-project-instructions: not)' })
@@ -211,11 +212,16 @@ export async function main(args: string[]): Promise<void> {
           'show <id>',
           'Show a run: status, counters, budgets, and every iteration (status block, gate, decisions)',
           (yy) =>
-            commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The run id (see: navi runs list)' }), {
+            commandHelp(
+              yy
+                .positional('id', { type: 'string', demandOption: true, describe: 'The run id (see: navi runs list)' })
+                .option('format', { choices: ['md', 'junit', 'json'] as const, describe: 'Render as a Markdown summary, a JUnit XML report or JSON (what navi loop --summary/--junit write)' }),
+              {
               path: 'runs show',
               uses: ['db'],
-              examples: [['navi runs show run_mikq3x2a0_7hq2', 'while the loop runs, or after'], ['navi runs show run_mikq3x2a0_7hq2 -o json', 'as JSON']],
-            }),
+              examples: [['navi runs show run_mikq3x2a0_7hq2', 'while the loop runs, or after'], ['navi runs show run_mikq3x2a0_7hq2 -o json', 'as JSON'], ['navi runs show run_mikq3x2a0_7hq2 --format junit > junit.xml', 'a JUnit report for CI']],
+              },
+            ),
           lazy(async () => (await import('./commands/runs.js')).runsShow, sink),
         )
         .demandCommand(1, 'name a runs subcommand: list, show'),
@@ -249,7 +255,7 @@ export async function main(args: string[]): Promise<void> {
           'compact <id>',
           "Compress a session's context now (the model summarises older messages; history is kept)",
           (yy) =>
-            commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), {
+            commandHelp(exchangeOptions(yy).positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), {
               path: 'sessions compact',
               uses: ['db', 'ollama', 'profile'],
               examples: [['navi sessions compact SESSION_ID', 'the model summarises older messages']],

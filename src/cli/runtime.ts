@@ -19,8 +19,9 @@ import { askYesNo } from './ask.js';
 import { checkProfileMcp, hasMcpServers, mcpSecretEnv, startMcp } from './mcp-runtime.js';
 import { memoryCacheFor } from './memory-cache.js';
 import type { GlobalArgs } from './global-args.js';
+import { modelExchanges, type ModelExchanges } from './model-exchanges.js';
 import type { Output } from './output.js';
-import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from './setup.js';
+import { openConfiguredStore, profilesFor, resolveCwd, setup, toolsFor, type CliSetup } from './setup.js';
 
 export interface Runtime extends CliSetup {
   profiles: ProfileSet;
@@ -31,6 +32,8 @@ export interface Runtime extends CliSetup {
   store: Promise<Store>;
   agent: Agent;
   interactive: boolean;
+  /** `--record` / `--replay`: call `finish()` when the work is done, before the result. */
+  exchanges: ModelExchanges;
   /** AGENTS.md & co. found for the working directory (none with `--no-project-instructions`). */
   instructions: ProjectInstructions | null;
   /** What goes after the profile's prompt in the system message (instructions, --append-system-prompt). */
@@ -67,12 +70,14 @@ export function isInteractive(env: Record<string, string | undefined>): boolean 
 export async function createRuntime(args: GlobalArgs, output: Output, opts: RuntimeOptions = {}): Promise<Runtime> {
   const base = opts.base ?? setup(args, output);
   const { cwd, env, config } = base;
+  // Before anything opens: a bad --record/--replay file is exit 2 with nothing to clean up.
+  const exchanges = await modelExchanges(args, resolveCwd(args.cwd), env);
   // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
   // the profiles and tools instead of following them (SPEC §12, one-shot run).
   const store = opts.store ?? openConfiguredStore(config, env, (m) => output.diagnostic(m));
   // Never an unhandled rejection: whoever awaits the store reports a failed open.
   store.catch(() => undefined);
-  const llm = createOllamaClient(llmClientOptions(config.llm, base.explicit, env));
+  const llm = createOllamaClient({ ...llmClientOptions(config.llm, base.explicit, env), ...(exchanges.hooks !== undefined && { exchange: exchanges.hooks }) });
   // MCP servers start beside the store, and the model-info call the first turn makes is asked
   // now (the client keeps the answer), so the servers' start hides behind both (SPEC §12).
   const mcp = opts.mcp === false ? Promise.resolve(null) : startMcp(config, cwd, env);
@@ -134,6 +139,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     interactive,
     instructions,
     systemAppendix: systemAppendix(instructions, args.appendSystemPrompt),
+    exchanges,
   };
 }
 

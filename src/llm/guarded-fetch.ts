@@ -10,6 +10,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage, type RequestOptions } from 'node:http';
 import { isRecord } from '../util/guards.js';
+import type { ExchangeHooks, ExchangeObserver, ExchangeRequest, ResponseHead } from './exchange-hooks.js';
 
 /** A request body in pieces, and its length in bytes (`request-body.ts` builds chat bodies). */
 export interface BodyParts {
@@ -70,6 +71,8 @@ export interface GuardedFetchOptions {
    * (chat requests; see `request-body.ts`).
    */
   body?: BodyParts;
+  /** `--record` / `--replay` (`exchange-hooks.ts`): observe the exchange, or answer it without a network. */
+  exchange?: ExchangeHooks;
 }
 
 /**
@@ -92,17 +95,39 @@ export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
   const { signal, state, ndjson } = opts;
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input);
-    const res = await send(url, init, opts.body, linkSignal(signal, init?.signal), state);
+    const linked = linkSignal(signal, init?.signal);
+    const { hooks, body: prepared } = exchangeOf(opts, url, init);
+    let res: ResponseHead;
+    let observer: ExchangeObserver | undefined;
+    try {
+      // A replay answers here, from the recording, with nothing sent anywhere.
+      observer = hooks?.observe?.(prepared.exchange);
+      res = hooks?.send !== undefined ? await hooks.send(prepared.exchange, linked) : await send(url, init, prepared.parts, linked, state);
+    } catch (err) {
+      observer?.end('error', err);
+      throw err;
+    }
     state.gotResponse = true;
     const status = res.statusCode ?? 0;
     const statusText = res.statusMessage ?? '';
-    if (status < 200 || status > 299) {
-      const body = await readLimited(res, MAX_ERROR_BODY_BYTES);
-      throw new HttpStatusError(status, errorMessage(body, `${status} ${statusText}`.trim()));
+    observer?.response(status, statusText);
+    try {
+      if (status < 200 || status > 299) {
+        const body = await readLimited(res, MAX_ERROR_BODY_BYTES);
+        observer?.body(body);
+        observer?.end('end');
+        throw new HttpStatusError(status, errorMessage(body, `${status} ${statusText}`.trim()));
+      }
+      // No headers: the client reads them only for a failed status, which never gets here.
+      if (ndjson) return new Response(ndjsonBody(res, state, observer), { status, statusText });
+      const body = await readLimited(res, Number.POSITIVE_INFINITY);
+      observer?.body(body);
+      observer?.end('end');
+      return new Response(body, { status, statusText });
+    } catch (err) {
+      observer?.end('error', err);
+      throw err;
     }
-    // No headers: the client reads them only for a failed status, which never gets here.
-    const body = ndjson ? ndjsonBody(res, state) : await readLimited(res, Number.POSITIVE_INFINITY);
-    return new Response(body, { status, statusText });
   };
   return guarded;
 }
@@ -139,17 +164,12 @@ const MAX_STALE_RETRIES = 3;
 async function send(
   url: URL,
   init: RequestInit | undefined,
-  prepared: BodyParts | undefined,
+  body: BodyParts | undefined,
   signal: AbortSignal,
   state: WireState,
 ): Promise<IncomingMessage> {
   signal.throwIfAborted();
   const { agent, request } = await agentFor(url.protocol);
-  const given = init?.body;
-  if (given !== undefined && given !== null && typeof given !== 'string') {
-    throw new TypeError('navi: only string request bodies are supported');
-  }
-  const body = prepared ?? (given === undefined || given === null ? undefined : stringBody(given));
   const headers: Record<string, string> = { ...(init?.headers as Record<string, string> | undefined) };
   if (body !== undefined) headers['Content-Length'] = String(body.length);
   const options: RequestOptions = { method: init?.method ?? 'GET', headers, agent };
@@ -161,6 +181,34 @@ async function send(
       if (!stale || retry >= MAX_STALE_RETRIES || signal.aborted) throw stale ? err.cause : err;
     }
   }
+}
+
+/** The request's body as it goes on the wire, and as the exchange hooks see it. */
+function exchangeOf(
+  opts: GuardedFetchOptions,
+  url: URL,
+  init: RequestInit | undefined,
+): { hooks: ExchangeHooks | undefined; body: { parts: BodyParts | undefined; exchange: ExchangeRequest } } {
+  const given = init?.body;
+  if (given !== undefined && given !== null && typeof given !== 'string') {
+    throw new TypeError('navi: only string request bodies are supported');
+  }
+  const parts = opts.body ?? (given === undefined || given === null ? undefined : stringBody(given));
+  const hooks = opts.exchange;
+  return {
+    hooks,
+    body: {
+      parts,
+      // Joined only when a hook reads it: a plain run keeps writing the pieces as they are.
+      exchange: {
+        method: init?.method ?? 'GET',
+        path: url.pathname,
+        get body(): Buffer {
+          return parts === undefined ? Buffer.alloc(0) : Buffer.concat(parts.chunks, parts.length);
+        },
+      },
+    },
+  };
 }
 
 function stringBody(text: string): BodyParts {
@@ -211,7 +259,7 @@ function sendOnce(
 }
 
 /** The body as text, at most `limit` bytes (then the connection is cut). */
-async function readLimited(res: IncomingMessage, limit: number): Promise<string> {
+async function readLimited(res: ResponseHead, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res as AsyncIterable<Buffer>) {
@@ -258,7 +306,7 @@ function errorMessage(text: string, fallback: string): string {
  * is not JSON becomes a marked error line and ends the stream; `{"error": …}` and `done` are
  * recorded. The socket is paused while the reader is behind, so a fast server cannot fill memory.
  */
-function ndjsonBody(res: IncomingMessage, state: WireState): ReadableStream<Uint8Array> {
+function ndjsonBody(res: ResponseHead, state: WireState, observer: ExchangeObserver | undefined): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let buffer = '';
@@ -270,6 +318,7 @@ function ndjsonBody(res: IncomingMessage, state: WireState): ReadableStream<Uint
         const finish = (last: string | undefined, error?: Error): void => {
           if (closed) return;
           closed = true;
+          observer?.end(error === undefined ? 'end' : 'error', error);
           if (last !== undefined) controller.enqueue(encoder.encode(last));
           if (error) controller.error(error);
           else controller.close();
@@ -278,6 +327,7 @@ function ndjsonBody(res: IncomingMessage, state: WireState): ReadableStream<Uint
         const handle = (line: string): void => {
           const trimmed = line.trim();
           if (closed || trimmed === '') return;
+          observer?.line(trimmed);
           let parsed: unknown;
           try {
             parsed = JSON.parse(trimmed);
@@ -328,6 +378,7 @@ function ndjsonBody(res: IncomingMessage, state: WireState): ReadableStream<Uint
         if (!closed && res.isPaused()) res.resume();
       },
       cancel() {
+        if (!closed) observer?.end('cancelled');
         closed = true;
         res.destroy();
       },

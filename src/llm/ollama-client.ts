@@ -237,7 +237,10 @@ class OllamaAdapter implements LlmClient {
     this.ctor ??= import('ollama').then((m) => m.Ollama);
     const Ctor = await this.ctor;
     try {
-      return new Ctor({ host: this.opts.host, fetch: createGuardedFetch({ signal, state: wire, ndjson, ...(body !== undefined && { body }) }) });
+      return new Ctor({
+        host: this.opts.host,
+        fetch: createGuardedFetch({ signal, state: wire, ndjson, ...(body !== undefined && { body }), ...(this.opts.exchange !== undefined && { exchange: this.opts.exchange }) }),
+      });
     } catch (err) {
       throw new InvalidInputError(
         'ollama_host_invalid',

@@ -2,6 +2,7 @@
  * The model as the agent sees it. The Ollama adapter (`ollama-client.ts`) implements this;
  * tests pass a scripted implementation or point the real adapter at the fake server.
  */
+import type { ExchangeHooks } from './exchange-hooks.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -131,6 +132,8 @@ export interface LlmClientOptions {
   strict?: { firstChunk: boolean; chunk: boolean };
   /** Longest one model call may take, start to `done`, seconds; 0 or absent: no limit. */
   callTimeoutS?: number;
+  /** `--record` / `--replay`: every exchange observed, or answered from a recording (`exchange-hooks.ts`). */
+  exchange?: ExchangeHooks;
   /**
    * Chat bodies made the plain way, `JSON.stringify` of the whole request every call, instead of
    * on the previous request's bytes (`request-body.ts`): the oracle the fast path is checked

@@ -30,6 +30,7 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
         summary = `compacted session ${sessionId}: ${ev.messages_before} → ${ev.messages_after} messages in the model's view (~${ev.estimated_tokens_after} tokens); the full history is kept`;
       }
     }
+    if (!stop.signal.aborted) rt.exchanges.finish();
     if (output.mode === 'text') process.stdout.write(`${summary}\n`);
     await output.result({
       status: 'success',

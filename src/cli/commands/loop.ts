@@ -11,7 +11,7 @@ import { homedir, hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseDuration, tryParseDuration } from '../../config/duration.js';
 import { loadConfig, type LoopOverride } from '../../config/load.js';
-import { EXIT, InvalidInputError, type ExitStatus } from '../../errors.js';
+import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } from '../../errors.js';
 import { headlessDecisions, type DecisionSource } from '../../loop/decisions.js';
 import { LOOP_ENV } from '../../loop/nesting.js';
 import { pidAlive } from '../../loop/ownership.js';
@@ -29,6 +29,7 @@ import { forcedExitResult, type Output } from '../output.js';
 import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
 import { installStopHandlers } from '../os-signals.js';
+import { loopReports, type LoopReports } from '../loop-reports.js';
 
 export { LOOP_ENV };
 
@@ -44,6 +45,9 @@ export interface LoopArgs extends GlobalArgs {
   maxTokens?: number;
   deadline?: string;
   iterationTimeout?: string;
+  /** `--junit FILE` / `--summary FILE` (loop-reports.ts). */
+  junit?: string;
+  summary?: string;
 }
 
 /** How `navi run` hands over: the prompt it read and why it entered loop mode. */
@@ -133,12 +137,17 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
   const started = Date.now();
   let baseCwd: string;
   let task: Task | undefined;
+  let reports: LoopReports | undefined;
   try {
     checkFlags(args, entry);
     baseCwd = resolveCwd(args.cwd);
+    reports = loopReports(args, baseCwd, process.env);
     if (args.resume === undefined) task = entry.prompt !== undefined ? promptOnlyTask(entry.prompt) : resolveTask(args.task ?? [], baseCwd);
   } catch (err) {
-    return reportFailure(createOutput(args), err, { interrupted: false, started, sessionId: '' });
+    const code = await reportFailure(createOutput(args), err, { interrupted: false, started, sessionId: '' });
+    // An invalid task file still leaves the CI its report, saying why nothing ran.
+    await reports?.write({ store: null, runId: undefined, taskName: (args.task ?? []).join(' ') || 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
+    return code;
   }
   if (task !== undefined && !task.loopMode) {
     if (!args.quiet) process.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
@@ -263,6 +272,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         }
       }
     }
+    if (!stop.signal.aborted) runtime.exchanges.finish();
     const status = STATUS[outcome.status];
     const errors = outcome.message === null ? [] : [outcome.message];
     if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
@@ -280,9 +290,13 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
       errors,
     });
+    await reports.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
     return stop.finish(EXIT[status]);
   } catch (err) {
-    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) }));
+    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
+    const opened = store === null ? null : await store.catch(() => null);
+    await reports.write({ store: opened, runId: ids.runId, taskName: task?.name ?? args.resume ?? 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
+    return stop.finish(code);
   } finally {
     output.close();
     if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];

@@ -222,6 +222,8 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       }
       show(step.value);
     }
+    // A replay that mismatched (even where the agent carried on) or left model calls unused: exit 2.
+    if (!stop.signal.aborted) rt.exchanges.finish();
     const unwritten = args.outputLastMessage !== undefined ? writeLastMessage(args.outputLastMessage, cwd, outcome.text) : null;
     // The answer is there, but a script waiting for the file would not find it: not a success.
     const status = unwritten !== null && OUTCOMES[outcome.stopReason] === 'success' ? 'error' : OUTCOMES[outcome.stopReason];

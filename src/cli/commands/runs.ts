@@ -117,7 +117,17 @@ export async function runsShow(argv: Args): Promise<number> {
     const run = await store.loopRuns.get(id);
     if (!run) throw new NotFoundError('run_not_found', `no loop run '${id}'; see: navi runs list`);
     const iterations = await store.loopRuns.listIterations(id);
-    if (json) {
+    const format = argv.format;
+    if (format === 'md' || format === 'junit') {
+      // The same renderers as `navi loop --summary/--junit`: a report of a stored run reads the same.
+      const [{ buildRunReport }, render] = await Promise.all([
+        import('../../report/run-report.js'),
+        format === 'md' ? import('../../report/markdown.js').then((m) => m.renderMarkdown) : import('../../report/junit.js').then((m) => m.renderJunit),
+      ]);
+      process.stdout.write(render(buildRunReport(run, iterations)));
+      return 0;
+    }
+    if (json || format === 'json') {
       printJson({ run: runJson(run), iterations: iterations.map(iterationJson) });
       return 0;
     }

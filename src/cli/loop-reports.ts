@@ -1,0 +1,108 @@
+/**
+ * The reports CI systems read, written when `navi loop` ends (also after a failure, so a CI job
+ * always finds its files): `--junit FILE` (JUnit XML), `--summary FILE` (Markdown), the same
+ * Markdown appended to `$GITHUB_STEP_SUMMARY` when set, and `::error`/`::warning` annotations
+ * on GitHub Actions (stdout in text mode; stderr in the JSON modes, whose stdout is JSON only —
+ * the Actions runner reads workflow commands from both). Rendering is `src/report/`; this file
+ * reads the stored run and writes files.
+ */
+import { appendFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { describeError, InvalidInputError, printable } from '../errors.js';
+import { githubAnnotations } from '../report/annotations.js';
+import { renderJunit } from '../report/junit.js';
+import { renderMarkdown } from '../report/markdown.js';
+import { buildRunReport, type RunReport } from '../report/run-report.js';
+import type { Store } from '../store/types.js';
+
+export interface ReportArgs {
+  junit?: string;
+  summary?: string;
+  output: 'text' | 'json' | 'stream-json';
+}
+
+export interface LoopReports {
+  /**
+   * Writes every report asked for. `runId` undefined: the run failed before it was created,
+   * and the reports say so. Never throws: a report that cannot be written is said on stderr
+   * (the run itself is stored; `navi runs show ID --format …` renders it again).
+   */
+  write(ctx: { store: Store | null; runId: string | undefined; taskName: string; exitCode: number; error?: string }): Promise<void>;
+}
+
+/** Checks that each report's folder exists before the run starts (exit 2 otherwise). */
+function checkTarget(flag: string, file: string | undefined, cwd: string): string | undefined {
+  if (file === undefined) return undefined;
+  if (file.trim() === '') throw new InvalidInputError('flag_invalid', `${flag} needs a file name`);
+  const path = resolve(cwd, file);
+  let isDir: boolean;
+  try {
+    isDir = statSync(dirname(path)).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new InvalidInputError('flag_invalid', `${flag} ${printable(file)}: its folder ${printable(dirname(path))} does not exist`);
+  return path;
+}
+
+/** A report for a run that never started: no iterations, failed with the error's message. */
+function unstartedReport(taskName: string, exitCode: number, error: string): RunReport {
+  const now = new Date();
+  return {
+    runId: '(none)',
+    taskName,
+    status: 'failed',
+    reason: error,
+    exitCode,
+    iteration: 0,
+    maxIterations: 0,
+    iterations: [],
+    indicators: {},
+    promptTokens: 0,
+    completionTokens: 0,
+    durationMs: 0,
+    startedAt: now,
+    finishedAt: now,
+  };
+}
+
+/** Validates the flags now; returns the writer to call when the command ends. */
+export function loopReports(args: ReportArgs, cwd: string, env: Record<string, string | undefined>): LoopReports {
+  const junit = checkTarget('--junit', args.junit, cwd);
+  const summary = checkTarget('--summary', args.summary, cwd);
+  const stepSummary = env.GITHUB_STEP_SUMMARY !== undefined && env.GITHUB_STEP_SUMMARY !== '' ? env.GITHUB_STEP_SUMMARY : undefined;
+  const onGithub = env.GITHUB_ACTIONS === 'true' || stepSummary !== undefined;
+  const wanted = junit !== undefined || summary !== undefined || onGithub;
+  return {
+    async write(ctx) {
+      if (!wanted) return;
+      let report: RunReport;
+      try {
+        const run = ctx.runId !== undefined && ctx.store !== null ? await ctx.store.loopRuns.get(ctx.runId) : null;
+        if (run !== null && ctx.store !== null) {
+          report = buildRunReport(run, await ctx.store.loopRuns.listIterations(run.id), ctx.exitCode);
+        } else {
+          report = unstartedReport(ctx.taskName, ctx.exitCode, ctx.error ?? 'the run did not start');
+        }
+      } catch (err) {
+        report = unstartedReport(ctx.taskName, ctx.exitCode, `${ctx.error ?? 'the run failed'}; its stored state could not be read (${describeError(err)})`);
+      }
+      const markdown = summary !== undefined || stepSummary !== undefined ? renderMarkdown(report) : '';
+      const attempt = (what: string, fn: () => void): void => {
+        try {
+          fn();
+        } catch (err) {
+          const again = report.runId !== '(none)' ? `; render it again with: navi runs show ${report.runId} --format …` : '';
+          process.stderr.write(`navi: could not write ${printable(what)} (${describeError(err)})${again}\n`);
+        }
+      };
+      if (junit !== undefined) attempt(`--junit ${args.junit ?? ''}`, () => writeFileSync(junit, renderJunit(report)));
+      if (summary !== undefined) attempt(`--summary ${args.summary ?? ''}`, () => writeFileSync(summary, markdown));
+      if (stepSummary !== undefined) attempt('GITHUB_STEP_SUMMARY', () => appendFileSync(stepSummary, `${markdown}\n`));
+      if (onGithub) {
+        const lines = githubAnnotations(report);
+        if (lines.length > 0) (args.output === 'text' ? process.stdout : process.stderr).write(`${lines.join('\n')}\n`);
+      }
+    },
+  };
+}
