@@ -27,14 +27,17 @@ export interface ChatMessage {
   readonly role: ChatRole;
   readonly content: string;
   /**
-   * Reasoning text (assistant only). Sent back within the turn that produced it (Ollama's
-   * tool-calling docs ask for it; gpt-oss and qwen3 templates render the thinking of the
-   * turns after the last user message); the stored context does not keep it.
+   * Reasoning text (assistant only). Always sent back, and kept in the stored context: the
+   * template decides what to render (qwen3 and gpt-oss only the turns after the last user
+   * message; GLM-4.7, Cohere and Nemotron every turn's, so dropping it would re-render the
+   * whole history and lose the reasoning those templates are made to keep).
    */
   readonly thinking?: string;
   readonly tool_calls?: readonly ToolCallRequest[];
   /** For role `tool`: the tool that produced this result. */
   readonly tool_name?: string;
+  /** For role `tool`: the id of the call it answers (Cohere and native templates pair by id). */
+  readonly tool_call_id?: string;
 }
 
 /** JSON-schema function declaration in Ollama's (OpenAI-compatible) shape. */

@@ -31,6 +31,7 @@ export function createMessageRepository(db: NaviDatabase): MessageRepository {
         thinking: message.thinking === undefined ? null : pgText(message.thinking),
         toolCalls: encodeToolCalls(message.tool_calls),
         toolName: nullableText(message.tool_name),
+        toolCallId: nullableText(message.tool_call_id),
         isPlan: opts.isPlan === true,
         promptTokens: opts.usage?.promptTokens ?? 0,
         completionTokens: opts.usage?.completionTokens ?? 0,
@@ -52,7 +53,6 @@ export function createMessageRepository(db: NaviDatabase): MessageRepository {
       );
       return rows.map((row) => ({
         ...chatMessage(row),
-        ...(row.thinking !== null && { thinking: row.thinking }),
         seq: row.seq,
         isPlan: row.isPlan,
         createdAt: row.createdAt,
@@ -92,8 +92,10 @@ export async function writeContext(tx: NaviDatabase, sessionId: string, view: Ch
     seq: index + 1,
     role: message.role,
     content: pgText(message.content),
+    thinking: nullableText(message.thinking),
     toolCalls: encodeToolCalls(message.tool_calls),
     toolName: nullableText(message.tool_name),
+    toolCallId: nullableText(message.tool_call_id),
   }));
   // Counter first: its row lock holds concurrent appends until the new view commits.
   const updated = await tx
@@ -116,6 +118,7 @@ type AppendValues = {
   thinking: string | null;
   toolCalls: string | null;
   toolName: string | null;
+  toolCallId: string | null;
   isPlan: boolean;
   promptTokens: number;
   completionTokens: number;
@@ -151,6 +154,7 @@ function prepareAppend(db: NaviDatabase) {
     thinking: p('thinking'),
     toolCalls: p('toolCalls'),
     toolName: p('toolName'),
+    toolCallId: p('toolCallId'),
     isPlan: p('isPlan'),
   });
 
@@ -168,8 +172,10 @@ function prepareAppend(db: NaviDatabase) {
       seq: sql`(select ${bothCounter.contextSeq} from ${bothCounter})`,
       role: p('role'),
       content: p('content'),
+      thinking: p('thinking'),
       toolCalls: p('toolCalls'),
       toolName: p('toolName'),
+      toolCallId: p('toolCallId'),
     });
 
   return {
@@ -181,14 +187,18 @@ function prepareAppend(db: NaviDatabase) {
 function chatMessage(row: {
   role: ChatMessage['role'];
   content: string;
+  thinking?: string | null;
   toolCalls: string | null;
   toolName: string | null;
+  toolCallId: string | null;
 }): ChatMessage {
   return {
     role: row.role,
     content: row.content,
+    ...(row.thinking != null && { thinking: row.thinking }),
     ...(row.toolCalls !== null && { tool_calls: JSON.parse(row.toolCalls) as ToolCallRequest[] }),
     ...(row.toolName !== null && { tool_name: row.toolName }),
+    ...(row.toolCallId !== null && { tool_call_id: row.toolCallId }),
   };
 }
 

@@ -96,6 +96,8 @@ export const messages = pgTable(
     thinking: text('thinking'),
     toolCalls: text('tool_calls'),
     toolName: text('tool_name'),
+    /** For role `tool`: the id of the call this result answers (Ollama's `tool_call_id`). */
+    toolCallId: text('tool_call_id'),
     isPlan: boolean('is_plan').notNull().default(false),
     createdAt: createdAt(),
   },
@@ -116,9 +118,15 @@ export const context = pgTable(
     seq: integer('seq').notNull(),
     role: text('role', { enum: CHAT_ROLES }).notNull(),
     content: text('content').notNull(),
+    /**
+     * The assistant's reasoning, sent back on every later request: some templates render every
+     * turn's thinking (GLM-4.7, Cohere, Nemotron), so dropping it re-renders the whole history.
+     */
+    thinking: text('thinking'),
     /** JSON text, byte-stable (see `messages.tool_calls`). */
     toolCalls: text('tool_calls'),
     toolName: text('tool_name'),
+    toolCallId: text('tool_call_id'),
   },
   (t) => [
     check('context_role_check', roleCheck(t.role)),

@@ -96,7 +96,7 @@ export function defineRepositorySuite(backend: SuiteBackend): void {
       thinking: 'I should look at the file first.',
       tool_calls: [{ id: 'call_1', name: 'read_file', arguments: { path: 'README.md' } }],
     });
-    await m.append(session.id, { role: 'tool', content: '# navi', tool_name: 'read_file' });
+    await m.append(session.id, { role: 'tool', content: '# navi', tool_name: 'read_file', tool_call_id: 'call_1' });
     await m.append(session.id, { role: 'assistant', content: '(shown to the user only)' }, { toContext: false });
 
     const display = await m.list(session.id);
@@ -109,20 +109,22 @@ export function defineRepositorySuite(backend: SuiteBackend): void {
     ]);
     expect(display[2]).toMatchObject({ thinking: 'I should look at the file first.' });
     expect(display[0]).not.toHaveProperty('thinking');
-    expect(display[3]).toMatchObject({ tool_name: 'read_file' });
+    expect(display[3]).toMatchObject({ tool_name: 'read_file', tool_call_id: 'call_1' });
     expect(display[4]?.createdAt).toBeInstanceOf(Date);
 
     const view = await s().context.load(session.id);
-    // The model's view has no reasoning text and no display-only rows.
+    // The model's view keeps the reasoning (templates that render every turn's need it back,
+    // byte for byte) and the call ids, and has no display-only rows.
     expect(view).toEqual([
       { role: 'user', content: 'read the README' },
       { role: 'assistant', content: '1. read\n2. summarise' },
       {
         role: 'assistant',
         content: '',
+        thinking: 'I should look at the file first.',
         tool_calls: [{ id: 'call_1', name: 'read_file', arguments: { path: 'README.md' } }],
       },
-      { role: 'tool', content: '# navi', tool_name: 'read_file' },
+      { role: 'tool', content: '# navi', tool_name: 'read_file', tool_call_id: 'call_1' },
     ]);
   });
 
@@ -191,8 +193,8 @@ export function defineRepositorySuite(backend: SuiteBackend): void {
 
     const compressed: ChatMessage[] = [
       { role: 'user', content: 'Summary of earlier work: …' },
-      { role: 'assistant', content: 'ok', tool_calls: [{ id: 'c', name: 'todo', arguments: { action: 'list' } }] },
-      { role: 'tool', content: '[]', tool_name: 'todo' },
+      { role: 'assistant', content: 'ok', thinking: 'list first', tool_calls: [{ id: 'c', name: 'todo', arguments: { action: 'list' } }] },
+      { role: 'tool', content: '[]', tool_name: 'todo', tool_call_id: 'c' },
     ];
     await s().context.replace(session.id, compressed);
     expect(await s().context.load(session.id)).toEqual(compressed);

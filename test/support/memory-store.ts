@@ -57,8 +57,7 @@ export class MemoryStore implements Store {
       this.display.set(sessionId, list);
       if (opts?.toContext !== false) {
         const view = this.view.get(sessionId) ?? [];
-        const { thinking: _thinking, ...rest } = message;
-        view.push(rest);
+        view.push(message);
         this.view.set(sessionId, view);
       }
       return Promise.resolve();
