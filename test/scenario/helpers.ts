@@ -137,15 +137,6 @@ export function withoutTransient(messages: readonly JsonObject[]): JsonObject[] 
   return messages.slice(0, -1);
 }
 
-/**
- * Messages without `thinking`: reasoning goes back to the model within the turn that produced it
- * only (the stored context does not keep it; Ollama's qwen3 and gpt-oss templates render it only
- * after the last user message, so a new turn's prompt is the same without it).
- */
-export function withoutThinking(messages: readonly JsonObject[]): JsonObject[] {
-  return messages.map(({ thinking: _t, ...rest }) => rest);
-}
-
 /** Writes files into the working directory (parents created). */
 export function writeFiles(cwd: string, files: Record<string, string>): void {
   for (const [rel, content] of Object.entries(files)) {

@@ -14,7 +14,7 @@ import {
   requestMessages,
   resultOf,
   scenario,
-  withoutThinking, withoutTransient,
+  withoutTransient,
   writeFiles,
   type Scenario,
 } from './helpers.js';
@@ -76,12 +76,15 @@ forEachBackend((backend) => {
       expect(messages[1]?.tool_calls?.[0]?.arguments).toEqual({ path: 'a.txt', content: 'alpha\n' });
       expect(outputs[1]).toBe('alpha');
 
-      // The model's view holds the same conversation (no thinking: it is never sent back).
-      expect(context).toEqual(messages.map(({ role, content, tool_calls, tool_name }) => ({
+      // The model's view holds the same conversation, reasoning included (it is sent back on
+      // every later request: the template decides what to render).
+      expect(context).toEqual(messages.map(({ role, content, thinking, tool_calls, tool_name, tool_call_id }) => ({
         role,
         content,
+        ...(thinking ? { thinking } : {}),
         ...(tool_calls ? { tool_calls } : {}),
         ...(tool_name ? { tool_name } : {}),
+        ...(tool_call_id ? { tool_call_id } : {}),
       })));
     }, LONG_SCENARIO_TIMEOUT_MS);
 
@@ -97,10 +100,10 @@ forEachBackend((backend) => {
       expect(events[0]).toMatchObject({ type: 'run_started', session_id: sessionId, resumed: true });
       expect(resultOf(next)).toMatchObject({ session_id: sessionId, status: 'success', result: 'Continuing: still alpha.' });
 
-      const last = withoutThinking(withoutTransient(requestMessages(before[2])));
+      const last = withoutTransient(requestMessages(before[2]));
       const resumed = withoutTransient(requestMessages(s.chats()[3]));
-      // Same system prompt and history as the last call of the first process (its reasoning
-      // stays with that turn), then the last tool result, the answer and the new prompt.
+      // Same system prompt and history as the last call of the first process, reasoning
+      // included, then the last tool result, the answer and the new prompt.
       expect(resumed.slice(0, last.length)).toEqual(last);
       const [tool, ...rest] = resumed.slice(last.length);
       // The tool result as stored: the reminder it carried in request 3 was never saved.
@@ -108,7 +111,7 @@ forEachBackend((backend) => {
       expect(String(tool?.content)).toContain('alpha');
       expect(String(tool?.content)).not.toContain('Iteration');
       expect(rest).toEqual([
-        { role: 'assistant', content: 'a.txt says: alpha' },
+        { role: 'assistant', content: 'a.txt says: alpha', thinking: 'It says alpha.' },
         { role: 'user', content: 'next' },
       ]);
       expect(JSON.stringify(s.chats()[3]?.body?.tools)).toBe(JSON.stringify(before[0]?.body?.tools));
