@@ -139,7 +139,7 @@ export function goScalar(value: unknown): string {
     if (abs !== 0 && (abs >= 1e21 || abs < 1e-4)) return value.toExponential().replace(/e([+-])(\d)$/u, 'e$10$2');
     return String(value);
   }
-  return String(value);
+  return typeof value === 'boolean' || typeof value === 'string' ? String(value) : goJson(value);
 }
 
 export { goJson };
