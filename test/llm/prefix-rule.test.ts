@@ -104,7 +104,7 @@ describe('prefixRuleBreaks', () => {
     const sent = last?.messages as Body[];
     const kept = { ...last, messages: [...sent, { role: 'assistant', content: 'Read all three.', thinking: 'Done.' }, user('now d')] };
     expect(prefixRuleBreaks([last ?? {}, kept])).toEqual([]);
-    const dropped = { ...kept, messages: (kept.messages as Body[]).map(({ thinking: _t, ...m }) => m) };
+    const dropped = { ...kept, messages: (kept.messages).map(({ thinking: _t, ...m }) => m) };
     const breaks = prefixRuleBreaks([last ?? {}, dropped]);
     expect(breaks).toHaveLength(1);
     expect(breaks[0]).toContain('<|assistant|><think>First a.</think>');
@@ -123,7 +123,7 @@ describe('prefixRuleBreaks', () => {
       // …and SPEC §8 excuses it, since navi sent everything back as it was.
       expect(prefixRuleBreaks([last ?? {}, next])).toEqual([]);
       // Not when navi itself dropped the thinking from what it sends.
-      const dropped = { ...next, messages: (next.messages as Body[]).map(({ thinking: _t, ...m }) => m) };
+      const dropped = { ...next, messages: (next.messages).map(({ thinking: _t, ...m }) => m) };
       expect(prefixRuleBreaks([last ?? {}, dropped])[0]).toContain('messages: message 2 (assistant) changed: thinking was "First a.", now absent');
       // Nor is a tool-result-only continuation a new turn.
       const notATurn = { ...last, messages: [...sent.slice(0, -1), tool('other')] };

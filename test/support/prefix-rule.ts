@@ -107,8 +107,12 @@ function pairBreak(prev: Record<string, unknown>, next: Record<string, unknown>,
   );
 }
 
-/** SPEC §8's exception where the template decides (see the file comment). */
-function newTurnExcused(prev: Record<string, unknown>, next: Record<string, unknown>, renderer: RendererName): boolean {
+/**
+ * SPEC §8's exception where the template decides (see the file comment): at a new user turn the
+ * qwen3 template and the qwen3.5 renderer re-render earlier turns themselves; excused only when
+ * every message of `prev` is repeated unchanged at the start of `next`.
+ */
+export function newTurnExcused(prev: Record<string, unknown>, next: Record<string, unknown>, renderer: RendererName = rendererFor(next.model)): boolean {
   if (renderer !== 'qwen3' && renderer !== 'qwen3.5') return false;
   const before = rawMessages(prev);
   const after = rawMessages(next);
