@@ -216,7 +216,7 @@ forEachBackend(
         for (const c of [...main, ...sub]) expect(requestMessages(c).filter((m) => m.role === 'system')).toHaveLength(1);
       }, SCENARIO_TIMEOUT_MS);
 
-      it('loop mode: within each iteration the rendered prompt only grows', async () => {
+      it('loop mode: within each iteration the rendered prompt only grows; across iterations it keeps the whole previous prompt (issue 17)', async () => {
         const step = (n: number): FakeScript['turns'] => [
           { thinking: `Iteration ${n}: write.`, tool_calls: [{ name: 'write_file', arguments: { path: `n${n}.txt`, content: `${n}\n` } }] },
           { thinking: `Iteration ${n}: check.`, tool_calls: [{ name: 'read_file', arguments: { path: `n${n}.txt` } }] },
