@@ -34,9 +34,9 @@ function expectPrefixReuse(bodies: Body[], label: string): void {
     const messages = (group[0]?.messages ?? []) as Array<{ role?: unknown; content?: unknown }>;
     const content = messages.find((m) => m.role === 'user')?.content;
     const task = typeof content === 'string' ? content : '';
-    const name = `${label}, conversation "${task.replace(/\s+/gu, " ").slice(0, 50)}" (${group.length} requests)`;
-    // The older rule has no exception of its own: pairs the template itself re-renders at a new
-    // user turn (SPEC §8, newTurnExcused) are left to the whole-prompt rule.
+    const name = `${label}, conversation "${task.replace(/\s+/gu, ' ').slice(0, 50)}" (${group.length} requests)`;
+    // Both rules excuse what the template itself re-renders at a new user turn (SPEC §8), and only
+    // when everything sent before is repeated unchanged (newTurnExcused).
     const older = group.slice(1).flatMap((next, k) => {
       const prev = group[k] ?? {};
       return newTurnExcused(prev, next) ? [] : prefixBreaks([prev, next]).map((b) => b.replace('request 0 → 1', `request ${k} → ${k + 1}`));
