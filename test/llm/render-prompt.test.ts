@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prefixBreaks, prefixKept, prefixReuse, renderPrompt, renderSystem } from '../support/render-prompt.js';
+import { prefixBreaks, prefixKept, prefixReuse, rendererFor, renderPrompt, renderSystem } from '../support/render-prompt.js';
 
 type Body = Record<string, unknown>;
 const user = (content: string): Body => ({ role: 'user', content });
@@ -188,5 +188,184 @@ describe('prefixBreaks, prefixReuse and prefixKept', () => {
     expect(prefixKept(hoisted, growing[2] ?? {})).toBeCloseTo('<|im_start|>system\n\nYou are navi.\n\n'.length / stable, 10);
     expect(prefixBreaks([hoisted, growing[2] ?? {}])).toHaveLength(1);
     expect(prefixKept({ model: 'm' }, growing[0] ?? {})).toBe(1);
+  });
+});
+
+describe('rendererFor: the renderer the fake picks by model name', () => {
+  it.each([
+    ['qwen3:8b', 'qwen3'],
+    ['qwen3.5:9b', 'qwen3.5'],
+    ['qwen3.5', 'qwen3.5'],
+    ['library/qwen3.5:27b-q4_K_M', 'qwen3.5'],
+    ['QWEN3.8:4b', 'qwen3.8'],
+    ['glm-4.7:latest', 'glm-4.7'],
+    ['glm-4.7-flash:q4', 'glm-4.7'],
+    ['qwen3-coder:30b', 'qwen3'],
+    ['llama3.1:8b', 'qwen3'],
+    [undefined, 'qwen3'],
+  ])('%s → %s', (model, want) => {
+    expect(rendererFor(model)).toBe(want);
+  });
+});
+
+/** model/renderers/qwen35.go 18-42, after `<tools>` and the tool lines. */
+const QWEN35_POSTAMBLE_START = '\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n<tool_call>\n';
+
+describe('the qwen3.5 renderer (model/renderers/qwen35.go)', () => {
+  const q35 = (body: Body): string => renderPrompt({ model: 'qwen3.5:9b', ...body });
+  const cases: Array<{ name: string; body: Body; want: string }> = [
+    {
+      name: 'system text trimmed, reply prefilled with <think>\\n (251-263, 348-356)',
+      body: { messages: [system('  S \n'), user(' hi\n')] },
+      want: '<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n',
+    },
+    {
+      name: 'think:false prefills an empty think block (emitEmptyThinkOnNoThink)',
+      body: { messages: [user('hi')], think: false },
+      want: '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n',
+    },
+    {
+      name: 'a non-leading system message is rendered in place, not hoisted (292)',
+      body: { messages: [system('A'), user('q'), system('note')] },
+      want: '<|im_start|>system\nA<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>system\nnote<|im_end|>\n<|im_start|>assistant\n<think>\n',
+    },
+    {
+      name: 'consecutive user messages are not merged',
+      body: { messages: [user('one'), user('two')] },
+      want: '<|im_start|>user\none<|im_end|>\n<|im_start|>user\ntwo<|im_end|>\n<|im_start|>assistant\n<think>\n',
+    },
+    {
+      name: 'thinking only after the last real query; a <tool_response> user message is not a query (268-281, 298)',
+      body: {
+        messages: [
+          user('q1'),
+          { role: 'assistant', content: 'a1', thinking: 't1' },
+          user('q2'),
+          { ...call('a'), thinking: ' t2 ' },
+          user('<tool_response>\nx\n</tool_response>'),
+        ],
+      },
+      want:
+        '<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\na1<|im_end|>\n<|im_start|>user\nq2<|im_end|>\n' +
+        '<|im_start|>assistant\n<think>\nt2\n</think>\n\n<tool_call>\n<function=read_file>\n<parameter=path>\na\n</parameter>\n</function>\n</tool_call><|im_end|>\n' +
+        '<|im_start|>user\n<tool_response>\nx\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n',
+    },
+    {
+      name: 'consecutive tool results share one user turn, each trimmed (335-342)',
+      body: { messages: [user('q'), call('a'), tool(' A\n'), tool('B')] },
+      want:
+        '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n<function=read_file>\n<parameter=path>\na\n</parameter>\n</function>\n</tool_call><|im_end|>\n' +
+        '<|im_start|>user\n<tool_response>\nA\n</tool_response>\n<tool_response>\nB\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n',
+    },
+    {
+      name: 'content, then the calls after a blank line; arguments in sent order, objects as Go JSON (312-330)',
+      body: {
+        messages: [
+          user('q'),
+          { role: 'assistant', content: 'Writing.', tool_calls: [{ function: { name: 'w', arguments: { z: 1, a: { y: 2, b: '<' } } } }, { function: { name: 'v', arguments: {} } }] },
+          tool('ok'),
+        ],
+      },
+      want:
+        '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nWriting.\n\n<tool_call>\n<function=w>\n<parameter=z>\n1\n</parameter>\n' +
+        '<parameter=a>\n{"b":"\\u003c","y":2}\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=v>\n</function>\n</tool_call><|im_end|>\n' +
+        '<|im_start|>user\n<tool_response>\nok\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n',
+    },
+    {
+      name: 'a final assistant message is a prefill: no <|im_end|>, no new turn (290, 332)',
+      body: { messages: [user('q'), { role: 'assistant', content: 'partial' }] },
+      want: '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\npartial',
+    },
+  ];
+  it.each(cases)('$name', ({ body, want }) => {
+    expect(q35(body)).toBe(want);
+  });
+
+  it('puts the tools BEFORE the system text, in one system turn, as JSON with spaces (229-250, json.go)', () => {
+    const prompt = q35({ messages: [system(' S '), user('q')], tools: [READ_FILE] });
+    expect(prompt).toBe(
+      '<|im_start|>system\n# Tools\n\nYou have access to the following functions:\n\n<tools>\n' +
+        '{"type": "function", "function": {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "required": ["path"], ' +
+        '"properties": {"path": {"type": "string", "description": "the path"}}}}}' +
+        prompt.slice(prompt.indexOf(QWEN35_POSTAMBLE_START), prompt.indexOf('</IMPORTANT>') + '</IMPORTANT>'.length) +
+        '\n\nS<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n',
+    );
+    expect(prompt).toContain(QWEN35_POSTAMBLE_START);
+    expect(renderSystem({ model: 'qwen3.5:9b', messages: [system('S'), user('q')], tools: [READ_FILE] })).toMatch(/^<\|im_start\|>system\n# Tools[^]*\n\nS<\|im_end\|>\n$/u);
+  });
+
+  it('keeps tool properties in the order sent (ToolPropertiesMap), unlike the Go template', () => {
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { b: { type: 'string' }, a: { type: 'integer' } } } } }];
+    expect(q35({ messages: [user('q')], tools })).toContain('{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}}}}');
+  });
+});
+
+describe('the Qwen3.8 variant (qwen35.go 61-69, 113-200)', () => {
+  const q38 = (body: Body): string => renderPrompt({ model: 'qwen3.8:4b', ...body });
+  it('folds every system message into one leading turn and renders every turn\'s thinking', () => {
+    expect(q38({ messages: [system('A'), user('q1'), { role: 'assistant', content: 'a1', thinking: 't1' }, system('B'), user('q2')] })).toBe(
+      '<|im_start|>system\nA\n\nB<|im_end|>\n<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\n<think>\nt1\n</think>\n\na1<|im_end|>\n' +
+        '<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n<think>\n',
+    );
+  });
+
+  it('prints the reasoning-effort line for "low" and "high", none for true ("medium")', () => {
+    expect(q38({ messages: [system('S'), user('q')], think: 'low' })).toMatch(/^<\|im_start\|>system\nReasoning effort is set to low\. [^\n]*\n\nS<\|im_end\|>\n/u);
+    expect(q38({ messages: [user('q')], think: 'high' })).toMatch(/^<\|im_start\|>system\nReasoning effort is set to xhigh\. [^\n]*<\|im_end\|>\n<\|im_start\|>user\nq/u);
+    expect(q38({ messages: [user('q')] })).toBe('<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n');
+  });
+
+  it('refuses a request without a user query, as the server does (500)', () => {
+    expect(() => q38({ messages: [system('S'), user('<tool_response>\nx\n</tool_response>')] })).toThrow('no user query found in messages');
+  });
+});
+
+describe('the GLM-4.7 renderer, which keeps thinking (model/renderers/glm47.go)', () => {
+  const glm = (body: Body): string => renderPrompt({ model: 'glm-4.7', ...body });
+  const cases: Array<{ name: string; body: Body; want: string }> = [
+    {
+      name: 'system in place, content untrimmed, reply opened with <think> (48, 73-75, 100-111)',
+      body: { messages: [system(' S '), user('hi ')] },
+      want: '[gMASK]<sop><|system|> S <|user|>hi <|assistant|><think>',
+    },
+    {
+      name: 'thinking is PRESERVED: an earlier turn keeps it after a new user message (34-38, 77-80)',
+      body: { messages: [user('q1'), { role: 'assistant', content: 'a1', thinking: 't1' }, user('q2')] },
+      want: '[gMASK]<sop><|user|>q1<|assistant|><think>t1</think>a1<|user|>q2<|assistant|><think>',
+    },
+    {
+      name: 'a turn without thinking renders as </think>; think:false opens the reply with </think> (80-82, 107-111)',
+      body: { messages: [user('q1'), { role: 'assistant', content: 'a1' }, user('q2')], think: false },
+      want: '[gMASK]<sop><|user|>q1<|assistant|></think>a1<|user|>q2<|assistant|></think>',
+    },
+    {
+      name: 'calls as <arg_key>/<arg_value> in sent order; consecutive results share one <|observation|> (86-99, 116-136)',
+      body: {
+        messages: [
+          user('q'),
+          { role: 'assistant', content: '', thinking: 't', tool_calls: [{ function: { name: 'read_file', arguments: { path: 'a', n: 2, o: { y: 1, b: true } } } }] },
+          tool('A'),
+          tool('B'),
+        ],
+      },
+      want:
+        '[gMASK]<sop><|user|>q<|assistant|><think>t</think><tool_call>read_file<arg_key>path</arg_key><arg_value>a</arg_value>' +
+        '<arg_key>n</arg_key><arg_value>2</arg_value><arg_key>o</arg_key><arg_value>{"b":true,"y":1}</arg_value></tool_call>' +
+        '<|observation|><tool_response>A</tool_response><tool_response>B</tool_response><|assistant|><think>',
+    },
+  ];
+  it.each(cases)('$name', ({ body, want }) => {
+    expect(glm(body)).toBe(want);
+  });
+
+  it('puts the tools first, as JSON with spaces, in a <|system|> block of their own (50-64)', () => {
+    expect(renderSystem({ model: 'glm-4.7', messages: [system('S'), user('q')], tools: [READ_FILE] })).toBe(
+      '[gMASK]<sop><|system|>\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n' +
+        'You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n' +
+        '{"type": "function", "function": {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "required": ["path"], ' +
+        '"properties": {"path": {"type": "string", "description": "the path"}}}}}\n</tools>\n\n' +
+        'For each function call, output the function name and arguments within the following XML format:\n' +
+        '<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}</arg_value><arg_key>{arg-key-2}</arg_key><arg_value>{arg-value-2}</arg_value>...</tool_call>',
+    );
   });
 });

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
 import type { FakeScript, RecordedRequest } from '../support/fake-ollama.js';
+import { prefixRuleBreaks } from '../support/prefix-rule.js';
 import { prefixBreaks } from '../support/render-prompt.js';
 import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectValidStream, requestMessages, resultOf, scenario, writeFiles } from './helpers.js';
 
@@ -180,6 +181,8 @@ forEachBackend(
         expect(second.find((m) => m.role === 'assistant')).toMatchObject({ thinking: 'Write it first.' });
         for (const c of chats) expect(requestMessages(c).filter((m) => m.role === 'system')).toHaveLength(1);
         expect(prefixBreaks(bodies(chats))).toEqual([]);
+        // Issue 17's rule: the whole previous prompt, less its last 4 tokens (prefix-rule.ts).
+        expect(prefixRuleBreaks(bodies(chats))).toEqual([]);
       }, SCENARIO_TIMEOUT_MS);
 
       it('a sub-agent and the plan tool keep each conversation a growing prefix', async () => {
@@ -208,10 +211,12 @@ forEachBackend(
         expect(sub).toHaveLength(2);
         expect(prefixBreaks(bodies(main))).toEqual([]);
         expect(prefixBreaks(bodies(sub))).toEqual([]);
+        expect.soft(prefixRuleBreaks(bodies(main), { label: 'main' })).toEqual([]);
+        expect.soft(prefixRuleBreaks(bodies(sub), { label: 'sub-agent' })).toEqual([]);
         for (const c of [...main, ...sub]) expect(requestMessages(c).filter((m) => m.role === 'system')).toHaveLength(1);
       }, SCENARIO_TIMEOUT_MS);
 
-      it('loop mode: within each iteration the rendered prompt only grows', async () => {
+      it('loop mode: within each iteration the rendered prompt only grows; across iterations it keeps the whole previous prompt (issue 17)', async () => {
         const step = (n: number): FakeScript['turns'] => [
           { thinking: `Iteration ${n}: write.`, tool_calls: [{ name: 'write_file', arguments: { path: `n${n}.txt`, content: `${n}\n` } }] },
           { thinking: `Iteration ${n}: check.`, tool_calls: [{ name: 'read_file', arguments: { path: `n${n}.txt` } }] },
@@ -228,6 +233,8 @@ forEachBackend(
         for (const c of chats) groups.set(iteration(c), [...(groups.get(iteration(c)) ?? []), c]);
         expect([...groups.values()].map((g) => g.length)).toEqual([3, 3]);
         for (const g of groups.values()) expect(prefixBreaks(bodies(g))).toEqual([]);
+        // Issue 17's rule holds across the iterations too: one session, so one conversation.
+        expect(prefixRuleBreaks(bodies(chats))).toEqual([]);
         for (const c of chats) expect(requestMessages(c).filter((m) => m.role === 'system')).toHaveLength(1);
       }, SCENARIO_TIMEOUT_MS);
     });

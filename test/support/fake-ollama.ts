@@ -34,6 +34,7 @@ import {
   type FakeTurn,
 } from './fake-ollama-script.js';
 import { constrainsAfterThinking, formatMismatch, formatOf } from './fake-ollama-format.js';
+import { rendererFor } from './render-prompt.js';
 
 export type { FakeModel, FakeScript, FakeToolCall, FakeTurn } from './fake-ollama-script.js';
 
@@ -262,7 +263,9 @@ class FakeOllamaServer implements FakeOllama {
     if (model.context_length !== undefined) modelInfo[`${arch}.context_length`] = model.context_length;
     sendJson(res, 200, {
       license: '',
-      modelfile: `FROM ${model.name}`,
+      // server/images.go 629-634: a model with a Go renderer says so in its Modelfile; the fake's
+      // renderer is picked by name (render-prompt.ts rendererFor), qwen3's Go template otherwise.
+      modelfile: `FROM ${model.name}${rendererFor(model.name) === 'qwen3' ? '' : `\nRENDERER ${rendererFor(model.name)}`}`,
       parameters: '',
       template: '{{ .Prompt }}',
       details: modelDetails(arch),
