@@ -58,7 +58,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type PostgresFactory from 'postgres';
 import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../test/support/fake-ollama.js';
-import { prefixBreaks, prefixKept } from '../test/support/render-prompt.js';
+import { prefixBreaks, prefixKept, RENDERERS } from '../test/support/render-prompt.js';
+import { prefixRuleBreaks } from '../test/support/prefix-rule.js';
 import { figureMcp } from './mcp.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -1015,6 +1016,9 @@ async function figureReuse(fake: TimedFake, backend: Backend): Promise<void> {
   const perRun: string[] = [];
   let worst: { value: number; where: string } | null = null;
   let conversations = 0;
+  // Issue 17's rule, what SWA and hybrid models need (test/support/prefix-rule.ts): request N's
+  // whole rendered prompt less its last few tokens is a prefix of N+1's, on every renderer.
+  const rule = new Map<string, { pairs: number; breaks: string[] }>(RENDERERS.map((r) => [r, { pairs: 0, breaks: [] }]));
   for (const run of runs) {
     const from = fake.play(run.script);
     const session = run.session === undefined ? [] : ['--session', ids.get(run.session) ?? ''];
@@ -1036,6 +1040,12 @@ async function figureReuse(fake: TimedFake, backend: Backend): Promise<void> {
     const values: number[] = [];
     for (const [first, group] of groups) {
       if (group.length > 1) conversations++;
+      for (const renderer of RENDERERS) {
+        const tally = rule.get(renderer);
+        if (tally === undefined) continue;
+        tally.pairs += Math.max(0, group.length - 1);
+        tally.breaks.push(...prefixRuleBreaks(group, { renderer, label: `${run.name}, "${first.slice(0, 30)}"` }));
+      }
       for (let k = 0; k + 1 < group.length; k++) {
         const value = prefixKept(group[k] ?? {}, group[k + 1] ?? {});
         values.push(value);
@@ -1063,6 +1073,15 @@ async function figureReuse(fake: TimedFake, backend: Backend): Promise<void> {
     { kept, min, mean },
   );
   row(`  ${backend.name} reuse by run`, 'info', perRun.join('; '), 'info');
+  for (const [renderer, { pairs, breaks }] of rule) {
+    row(
+      `rendered prefix kept whole less the last tokens, ${renderer} (${backend.name})`,
+      '100% of pairs',
+      `${pairs - breaks.length}/${pairs} pairs` + (breaks.length > 0 ? `; first break: ${(breaks[0] ?? '').split('\n')[0]?.slice(0, 200)}` : ''),
+      check(breaks.length === 0),
+      { pairs, breaks: breaks.length },
+    );
+  }
 }
 
 /** The content of a request's first user message ('' when none): what tells conversations apart. */
