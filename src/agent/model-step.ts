@@ -28,14 +28,13 @@ export class ModelStep {
   ) {}
 
   /**
-   * The messages of the next model call: the one system message, the context as viewed, and
-   * this call's reminders in the last message (`withNotes`). `extra` is a note for this call
-   * only (the correction after a model mistake).
+   * The reminders due before this iteration's call (iteration budget, goal anchor, anti-stall);
+   * the driver puts them into the context for good (`noteCarrier`).
    */
-  buildRequest(todos: MechanicsTodos, stalled: number, extra?: string): ChatMessage[] {
+  notesFor(iteration: number, todos: MechanicsTodos, stalled: number): string[] {
     const { state } = this;
     const p = state.profile.settings;
-    const notes = reminderNotes({
+    return reminderNotes({
       settings: {
         iterationBudget: p.iteration_budget_enabled,
         goalAnchoring: p.goal_anchoring_enabled,
@@ -43,17 +42,24 @@ export class ModelStep {
         antiStall: p.anti_stall_enabled,
         antiStallThreshold: p.anti_stall_threshold,
       },
-      iteration: state.iteration,
+      iteration,
       maxIterations: state.maxIterations,
       task: state.task,
       todos,
       stalledIterations: stalled,
     });
-    if (extra !== undefined) notes.unshift(extra);
-    const view = this.view(state);
+  }
+
+  /**
+   * The messages of the next model call: the one system message and the context as viewed
+   * (reminders are in it already). `extra` is a note for this call only (the correction after a
+   * model mistake, the structured answer's retry), in the last message (`withNotes`).
+   */
+  buildRequest(extra?: string): ChatMessage[] {
+    const view = this.view(this.state);
     // One array of the final size: a long history is not pushed message by message on every call.
     const request = [this.systemMessage()].concat(view.some((m) => m.role === 'system') ? view.filter((m) => m.role !== 'system') : view);
-    return withNotes(request, notes);
+    return withNotes(request, extra !== undefined ? [extra] : []);
   }
 
   /**
@@ -105,7 +111,7 @@ export class ModelStep {
    * could not parse, or an empty reply. Each retry carries a short correction in its last
    * message; the failed attempt is neither stored nor sent back.
    */
-  async *ask(todos: MechanicsTodos, stalled: number, note?: string): AsyncGenerator<AgentEvent, ModelCallOutcome> {
+  async *ask(note?: string): AsyncGenerator<AgentEvent, ModelCallOutcome> {
     const { state } = this;
     const { settings } = state;
     let correction: string | undefined = note;
@@ -120,7 +126,7 @@ export class ModelStep {
       state.writer.throwIfFailed();
       const request = {
         model: state.model,
-        messages: this.buildRequest(todos, stalled, correction),
+        messages: this.buildRequest(correction),
         // The same array object every call: request-body.ts reuses the frame when `tools` is identical.
         tools: state.schemas.length > 0 ? state.schemas : undefined,
         think: state.think,
@@ -157,7 +163,7 @@ export class ModelStep {
   }
 
   /** `--output-schema`: the answer again, in the schema's shape (structured-answer.ts says why). */
-  async *structuredFinal(todos: MechanicsTodos, stalled: number): AsyncGenerator<AgentEvent, StopReason> {
+  async *structuredFinal(): AsyncGenerator<AgentEvent, StopReason> {
     const { state } = this;
     const output = state.input.outputSchema;
     if (output === undefined) return 'completed';
@@ -166,7 +172,7 @@ export class ModelStep {
         ask: async function* (this: ModelStep, format: Record<string, unknown>, note: string | undefined) {
           this.format = format;
           try {
-            return yield* this.ask(todos, stalled, note);
+            return yield* this.ask(note);
           } finally {
             this.format = undefined;
           }

@@ -2,6 +2,8 @@
  * The tool step of a turn: runs the calls of one assistant message in order, each result
  * appended to the context and stored as it comes, with `tool_started` / `tool_call` events and
  * heartbeats while a tool is silent. A stop lets the running tool end and marks the rest not run.
+ * The last result is returned instead: the driver adds it once the next call's reminders are
+ * known, so a note rides in it from its first send on (mechanics.ts says why).
  */
 import type { ChatMessage } from '../llm/types.js';
 import type { ToolResult } from '../tools/types.js';
@@ -12,9 +14,11 @@ import { callId } from './model-call.js';
 import type { TurnState } from './turn-state.js';
 import { waitWithHeartbeat } from './wait-with-heartbeat.js';
 
-export async function* runToolBatch(state: TurnState, assistant: ChatMessage, iteration: number): AsyncGenerator<AgentEvent, void> {
+export async function* runToolBatch(state: TurnState, assistant: ChatMessage, iteration: number): AsyncGenerator<AgentEvent, ChatMessage | null> {
   const { tools } = state.deps;
-  for (const [index, call] of (assistant.tool_calls ?? []).entries()) {
+  const calls = assistant.tool_calls ?? [];
+  let last: ChatMessage | null = null;
+  for (const [index, call] of calls.entries()) {
     const id = callId(iteration, index, call);
     const shownArgs = capArgsForEvent(call.arguments);
     yield { type: 'tool_started', call_id: id, name: call.name, arguments: shownArgs, iteration };
@@ -36,8 +40,11 @@ export async function* runToolBatch(state: TurnState, assistant: ChatMessage, it
       }
     }
     const toolMessage: ChatMessage = { role: 'tool', content: result.output, tool_name: call.name };
-    state.addToContext(toolMessage);
-    state.persist(toolMessage);
+    if (index === calls.length - 1) last = toolMessage;
+    else {
+      state.addToContext(toolMessage);
+      state.persist(toolMessage);
+    }
     yield {
       type: 'tool_call',
       call_id: id,
@@ -49,4 +56,5 @@ export async function* runToolBatch(state: TurnState, assistant: ChatMessage, it
       iteration,
     };
   }
+  return last;
 }

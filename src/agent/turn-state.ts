@@ -77,6 +77,8 @@ export class TurnState {
   pendingPlan: string | null = null;
   /** A profile switch asked for by switch_profile, applied after the tool batch. */
   pendingProfile: string | null = null;
+  /** The message that started this turn (the user's task): compression never summarises it. */
+  taskMessage: ChatMessage | null = null;
   /** Memory summary for the system message (loaded at the start of the turn). */
   memory: ChatMessage | null = null;
   /** The one system message of every request (prompt + memory), built once per profile. */

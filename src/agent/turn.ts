@@ -12,7 +12,7 @@ import { isNaviError } from '../errors.js';
 import { splitTurnOptions, type AgentDeps, type TurnOptions, type TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
-import { StallCounter, todoFingerprint } from './mechanics.js';
+import { noteCarrier, StallCounter, todoFingerprint } from './mechanics.js';
 import { assistantMessage, giveUpAdvice, MAX_MODEL_RETRIES, truncatedWarning, usageOf, type ModelCallOutcome } from './model-call.js';
 import { unansweredCalls } from './context-repair.js';
 import { memoryMessage } from './memory.js';
@@ -45,6 +45,8 @@ export class Turn {
   /** The todo list the reminders see, and the stall counter over it (set in `start`). */
   private todos: MechanicsTodos = [];
   private stall = new StallCounter('');
+  /** The iteration whose reminders are in the context already (put there by the step before). */
+  private notedIteration = 0;
 
   constructor(
     deps: AgentDeps,
@@ -171,6 +173,7 @@ export class Turn {
       state.addToContext({ role: 'assistant', content: 'Understood.' });
     }
     const userMessage: ChatMessage = { role: 'user', content: input.message };
+    state.taskMessage = userMessage;
     state.addToContext(userMessage);
     state.persist(userMessage);
 
@@ -198,6 +201,9 @@ export class Turn {
       durable.catch(() => undefined); // awaited below; not unhandled meanwhile
     }
 
+    // This call's reminders, unless the step before put them into its last tool result.
+    if (this.notedIteration !== iteration) this.note(this.model.notesFor(iteration, this.todos, this.stall.count), null);
+
     const estimate = state.estimate();
     if (estimate > state.numCtx) {
       state.finalText =
@@ -210,7 +216,7 @@ export class Turn {
 
     let outcome: ModelCallOutcome;
     try {
-      outcome = yield* this.model.ask(this.todos, this.stall.count);
+      outcome = yield* this.model.ask();
     } catch (err) {
       // The model never answered (unreachable, not pulled, refused the request): a new
       // session's writes, still held, are dropped. Anything else keeps them (flushed on the way out).
@@ -248,21 +254,21 @@ export class Turn {
       state.finalText = reply.content;
       if (truncated) state.failure = `the answer of model ${state.model} was cut off at its output limit (done_reason "length")`;
       let reason: StopReason = truncated ? 'truncated' : 'completed';
-      if (reason === 'completed' && state.input.outputSchema !== undefined && !signal.aborted) reason = yield* this.model.structuredFinal(this.todos, this.stall.count);
+      if (reason === 'completed' && state.input.outputSchema !== undefined && !signal.aborted) reason = yield* this.model.structuredFinal();
       return end(reason, true);
     }
 
-    yield* runToolBatch(state, assistant, iteration);
-    yield* this.afterBatch();
+    const last = yield* runToolBatch(state, assistant, iteration);
+    yield* this.afterBatch(last);
     return signal.aborted ? end('interrupted') : CONTINUE;
   }
 
-  /** What the tool batch left for after it: the plan to show, side events, a profile switch, the todo list. */
-  private *afterBatch(): Generator<AgentEvent, void> {
+  /**
+   * What the tool batch left for after it: side events, a profile switch, the todo list, the
+   * last tool result (carrying the next call's reminders), the plan to show.
+   */
+  private *afterBatch(last: ChatMessage | null): Generator<AgentEvent, void> {
     const { state } = this;
-    const plan = state.takePlan();
-    // The model already read it in the plan tool's result (planning/plan-for-turn.ts says why).
-    if (plan !== null) state.persist(plan, { isPlan: true, toContext: false });
     for (const ev of state.channel.take()) yield ev;
     if (state.pendingProfile !== null) {
       const changed = this.host.applyProfileSwitch();
@@ -273,6 +279,35 @@ export class Turn {
       state.latestTodos = null;
     }
     this.stall.observe(todoFingerprint(this.todos));
+    const next = state.iteration + 1;
+    if (next <= state.maxIterations && !state.signal.aborted) {
+      this.note(this.model.notesFor(next, this.todos, this.stall.count), last);
+      this.notedIteration = next;
+    } else if (last !== null) {
+      state.addToContext(last);
+      state.persist(last);
+    }
+    const plan = state.takePlan();
+    // The model already read it in the plan tool's result (planning/plan-for-turn.ts says why).
+    if (plan !== null) state.persist(plan, { isPlan: true, toContext: false });
+  }
+
+  /**
+   * Puts reminders into the context for good (stored too): appended to `last`, the tool result
+   * not yet added, or as a trailing user message. Once sent they stay (mechanics.ts says why).
+   */
+  private note(notes: string[], last: ChatMessage | null): void {
+    const { state } = this;
+    const carrier = noteCarrier(last ?? undefined, notes);
+    const message = carrier === null ? last : 'replaceLast' in carrier ? carrier.replaceLast : null;
+    if (message !== null) {
+      state.addToContext(message);
+      state.persist(message);
+    }
+    if (carrier !== null && 'append' in carrier) {
+      state.addToContext(carrier.append);
+      state.persist(carrier.append);
+    }
   }
 
   /** A sub-agent's plan before its first model call (`subagent_planning_enabled`). */

@@ -24,7 +24,9 @@ export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: Co
   const settings = compressionSettings(turn.profile);
   const estimate = turn.estimate();
   if (reason !== 'manual' && !shouldCompress(estimate, turn.numCtx)) return null;
-  if (!wouldCompress(turn.context, settings.keepRecent)) return null;
+  // The message that started the turn is never summarised (select.ts).
+  const pinned = turn.taskMessage ?? undefined;
+  if (!wouldCompress(turn.context, settings.keepRecent, pinned !== undefined ? { pinned } : {})) return null;
   yield { type: 'compression_started', reason, estimated_tokens: estimate };
   const overhead = charsToTokens(turn.fixedRequestChars());
   const template = await loadCompressionPrompt(settings.promptFile);
@@ -38,6 +40,7 @@ export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: Co
     maxSummaryTokens: settings.maxSummaryTokens,
     promptText: renderCompressionPrompt(template, settings.maxSummaryTokens),
     budgetTokens: compressionBudget(turn.numCtx, overhead),
+    ...(pinned !== undefined ? { pinned } : {}),
   });
   const events: AgentEvent[] = [];
   if (result.method === 'hard_truncation') {
