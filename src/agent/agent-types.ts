@@ -57,7 +57,7 @@ export interface RunSettings {
   model: string;
   cwd: string;
   numCtx: number;
-  /** The user set num_ctx; otherwise it is lowered to the model's trained context length. */
+  /** The user set num_ctx: lowered to the model's trained context length all the same, with a warning. */
   numCtxExplicit?: boolean;
   think: boolean;
   /** The user set llm.think: a model that cannot think gets a warning, not silence. */

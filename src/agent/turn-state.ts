@@ -22,9 +22,14 @@ import { EventChannel } from './wait-with-heartbeat.js';
 /** Silence after which a heartbeat event is emitted (SPEC §4). */
 export const HEARTBEAT_MS = 15_000;
 
-/** num_ctx to send: the configured one, lowered to the model's context length when not explicit. */
-export function effectiveNumCtx(configured: number, explicit: boolean, contextLength: number | undefined): number {
-  if (explicit || contextLength === undefined || contextLength <= 0) return configured;
+/**
+ * num_ctx to send and budget with: the configured one, lowered to the model's trained context
+ * length, set by the user or not. Ollama clamps a larger num_ctx to the GGUF's trained context
+ * with only a log line (llm/server.go 111-117; server/sched.go 149-167 `effectiveContext`), so a
+ * budget above it would compress too late while the server truncates (audit D4).
+ */
+export function effectiveNumCtx(configured: number, contextLength: number | undefined): number {
+  if (contextLength === undefined || contextLength <= 0) return configured;
   return Math.min(configured, contextLength);
 }
 
@@ -77,6 +82,8 @@ export class TurnState {
   pendingPlan: string | null = null;
   /** A profile switch asked for by switch_profile, applied after the tool batch. */
   pendingProfile: string | null = null;
+  /** The model's trained context length from /api/show (undefined: the server did not say). */
+  contextLength: number | undefined;
   /** The message that started this turn (the user's task): compression never summarises it. */
   taskMessage: ChatMessage | null = null;
   /** Memory summary for the system message (loaded at the start of the turn). */
@@ -217,7 +224,7 @@ export class TurnState {
 
   /** num_ctx for the model's trained context length (from /api/show; undefined: not known). */
   fitNumCtx(contextLength: number | undefined): void {
-    this.currentNumCtx = effectiveNumCtx(this.settings.numCtx, this.settings.numCtxExplicit ?? true, contextLength);
+    this.currentNumCtx = effectiveNumCtx(this.settings.numCtx, contextLength);
   }
 
   /** The profile's tools as this agent would get them (agent or sub-agent list, user tools). */

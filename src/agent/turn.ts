@@ -8,7 +8,7 @@
  */
 import type { ChatMessage } from '../llm/types.js';
 import type { Profile } from '../profiles/types.js';
-import { isNaviError } from '../errors.js';
+import { InvalidInputError, isNaviError } from '../errors.js';
 import { splitTurnOptions, type AgentDeps, type TurnOptions, type TurnOutcome } from './agent-types.js';
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
@@ -16,6 +16,8 @@ import { noteCarrier, StallCounter, todoFingerprint } from './mechanics.js';
 import { assistantMessage, giveUpAdvice, MAX_MODEL_RETRIES, truncatedWarning, usageOf, type ModelCallOutcome } from './model-call.js';
 import { unansweredCalls } from './context-repair.js';
 import { memoryMessage } from './memory.js';
+import { contextTooLargeMessage, promptTooLargeMessage } from './context-size.js';
+import { charsToTokens, messageChars } from './tokens.js';
 import { ModelStep, type MechanicsTodos } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
 import { TurnToolHost, type TurnServices } from './turn-host.js';
@@ -147,6 +149,7 @@ export class Turn {
     state.memory = memory;
     state.system = null;
     state.fitNumCtx(info?.contextLength);
+    state.contextLength = info?.contextLength;
     const capabilities = info?.capabilities;
     const warning = this.model.adoptCapabilities(capabilities);
     yield {
@@ -158,14 +161,22 @@ export class Turn {
       think: state.think,
     };
     if (warning !== null) yield warning;
-    if (info?.contextLength !== undefined && state.numCtx > info.contextLength) {
+    if (info?.contextLength !== undefined && settings.numCtxExplicit === true && settings.numCtx > info.contextLength) {
       yield {
         type: 'warning',
         code: 'num_ctx_exceeds_model',
-        message: `llm.num_ctx ${state.numCtx} exceeds ${state.model}'s trained context length ${info.contextLength}; answers may degrade past it`,
+        message: `llm.num_ctx ${settings.numCtx} exceeds ${state.model}'s trained context length ${info.contextLength}; using ${state.numCtx} (Ollama clamps num_ctx to it)`,
       };
     }
 
+    // A prompt larger than the window by itself is refused before anything of it is stored: a
+    // new session's held writes are dropped (no session), and no model call is made. Exit 2:
+    // the input cannot work with this model and settings, and asking again would not help.
+    const promptTokens = charsToTokens(messageChars({ role: 'user', content: input.message }) + state.fixedRequestChars());
+    if (!state.isSubagent && promptTokens > state.numCtx) {
+      state.writer.discard();
+      throw new InvalidInputError('prompt_too_large', promptTooLargeMessage({ estimate: promptTokens, numCtx: state.numCtx, contextLength: state.contextLength }));
+    }
     if (!input.newSession) yield* this.compress('preturn');
 
     if (input.subagent?.contextTransfer) {
@@ -206,9 +217,9 @@ export class Turn {
 
     const estimate = state.estimate();
     if (estimate > state.numCtx) {
-      state.finalText =
-        `The conversation no longer fits the model's context window (about ${estimate} tokens, num_ctx ${state.numCtx}). ` +
-        'Start a new session, or raise llm.num_ctx if the model supports it.';
+      const neverFit = iteration === 1 && state.input.newSession;
+      state.finalText = contextTooLargeMessage({ estimate, numCtx: state.numCtx, contextLength: state.contextLength }, neverFit);
+      state.failure = state.finalText;
       state.persist({ role: 'assistant', content: state.finalText }, { toContext: false });
       yield { type: 'text_delta', text: state.finalText, iteration };
       return end('context_too_large');

@@ -170,25 +170,39 @@ describe('Agent tool loop', () => {
     const { events } = await collect(agent.runStream(options({ numCtx: 65536, numCtxExplicit: false })));
     expect(events.find((e) => e.type === 'model_info')).toMatchObject({ num_ctx: 32768, context_length: 32768 });
     expect(llm.requests[0]?.numCtx).toBe(32768);
+    expect(events.some((e) => e.type === 'warning')).toBe(false);
   });
 
-  it('answers without calling the model when the context cannot fit', async () => {
-    const { agent, llm } = setup([{ content: 'never' }]);
-    const { outcome } = await collect(agent.runStream(options({ numCtx: 100, message: 'x'.repeat(5000) })));
-    expect(outcome.stopReason).toBe('context_too_large');
+  it('lowers an explicit num_ctx above the model context length too, and says so (the server clamps it)', async () => {
+    const { agent, llm } = setup([{ content: 'ok' }]);
+    const { events } = await collect(agent.runStream(options({ numCtx: 65536, numCtxExplicit: true })));
+    expect(events.find((e) => e.type === 'model_info')).toMatchObject({ num_ctx: 32768, context_length: 32768 });
+    expect(llm.requests[0]?.numCtx).toBe(32768);
+    const warning = events.find((e) => e.type === 'warning' && e.code === 'num_ctx_exceeds_model');
+    expect(warning?.type === 'warning' && warning.message).toMatch(/65536 exceeds .* 32768; using 32768/);
+  });
+
+  it('refuses a prompt larger than the window before any write or model call (issue 18 item 15)', async () => {
+    const { agent, llm, store } = setup([{ content: 'never' }]);
+    const run = collect(agent.runStream(options({ numCtx: 1000, message: 'x'.repeat(50_000) })));
+    await expect(run).rejects.toMatchObject({ status: 'invalid_input', code: 'prompt_too_large' });
+    await expect(run).rejects.toThrow(/does not fit .*about \d+ tokens; num_ctx 1000, model context 32768\)\. Shorten it .*raise llm\.num_ctx \(up to the model's 32768\)/);
     expect(llm.requests).toHaveLength(0);
+    // Nothing stored: the session's creation was held and is dropped.
+    expect(await store.sessions.get('s1')).toBeNull();
+    expect(store.display.get('s1')).toBeUndefined();
   });
 });
 
-describe('effectiveNumCtx', () => {
+describe('effectiveNumCtx: min(num_ctx, context_length), set by the user or not (issue 17 point 4)', () => {
   it.each([
-    [65536, false, 40960, 40960],
-    [65536, true, 40960, 65536],
-    [8192, false, 40960, 8192],
-    [65536, false, undefined, 65536],
-    [65536, false, 0, 65536],
-  ])('configured %i explicit=%s model=%s → %i', (configured, explicit, len, want) => {
-    expect(effectiveNumCtx(configured, explicit, len)).toBe(want);
+    [65536, 40960, 40960],
+    [131072, 40960, 40960],
+    [8192, 40960, 8192],
+    [65536, undefined, 65536],
+    [65536, 0, 65536],
+  ])('configured %i, model context %s → %i', (configured, len, want) => {
+    expect(effectiveNumCtx(configured, len)).toBe(want);
   });
 });
 
