@@ -236,7 +236,15 @@ export class Turn {
       state.writer.throwIfFailed();
       throw err;
     }
-    state.writer.release();
+    if (state.writer.holding) {
+      // The new session's first writes (the session itself, the task) were held until the model
+      // answered: they must have landed before a tool acts on the answer, since tools such as
+      // remember, todo and the planner write to the store directly, referring to the session
+      // (issue 18 item 5: "Session … does not exist" from a first-call remember).
+      state.writer.release();
+      durable = state.writer.flush();
+      durable.catch(() => undefined); // awaited below; not unhandled meanwhile
+    }
     const { reply } = outcome;
     if (outcome.kind === 'interrupted' || signal.aborted) {
       // Keep what was streamed: a stopped turn still shows its partial answer.
