@@ -78,6 +78,11 @@ export class SerialWriter {
     this.held ??= [];
   }
 
+  /** True while writes are held back (`hold` until `release`, `discard` or `flush`). */
+  get holding(): boolean {
+    return this.held !== null;
+  }
+
   /** Queues the held writes, in order; later writes queue directly. */
   release(): void {
     const held = this.held;

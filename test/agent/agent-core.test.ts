@@ -66,10 +66,11 @@ describe('plan tool', () => {
     // assistant message would merge with the next reply, a user one would drop the turn's
     // reasoning from qwen3/gpt-oss prompts).
     const final = llm.requests[3]?.messages.filter((m) => m.role !== 'system') ?? [];
-    expect(final.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
-    expect(final[2]?.content).toMatch(/confirmed automatically[\s\S]*\n\n/);
-    expect(final[2]?.content).toContain(plan?.content ?? 'no plan');
-    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'assistant']);
+    // (The second user message is the first call's budget note, stored: the history is append-only.)
+    expect(final.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool']);
+    expect(final[3]?.content).toMatch(/confirmed automatically[\s\S]*\n\n/);
+    expect(final[3]?.content).toContain(plan?.content ?? 'no plan');
+    expect(stored.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool', 'assistant', 'assistant']);
     expect(store.logRows).toHaveLength(1);
   });
 
@@ -109,7 +110,8 @@ describe('sub-agents', () => {
     expect(sub?.parentId).toBe('root');
     // The sub-agent's context lives in memory only; its messages are kept for the record.
     expect(store.view.get(sub?.id ?? '')).toBeUndefined();
-    expect(store.display.get(sub?.id ?? '')?.length).toBe(4);
+    // Task, budget note, call, result, answer.
+    expect(store.display.get(sub?.id ?? '')?.length).toBe(5);
   });
 
   it('reports a sub-agent that times out, and the parent carries on', async () => {
@@ -300,8 +302,9 @@ describe('compression inside a turn', () => {
       expect(Math.ceil(chars / 3)).toBeLessThanOrEqual(6000);
     }
     // The display buffer keeps everything; the stored context is the compressed view.
-    expect(store.display.get('root')).toHaveLength(18);
-    expect((store.view.get('root') ?? []).length).toBeLessThan(18);
+    // (Task, the first call's budget note, 8 × call and result, the answer.)
+    expect(store.display.get('root')).toHaveLength(19);
+    expect((store.view.get('root') ?? []).length).toBeLessThan(19);
   });
 });
 

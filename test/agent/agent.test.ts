@@ -38,16 +38,22 @@ describe('Agent tool loop', () => {
     expect(types).toContain('thinking_end');
     expect(types.at(-1)).toBe('stream_end');
     const stored = store.display.get('s1') ?? [];
-    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
-    expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(stored[1]?.thinking).toBe('need a file');
-    // The model saw the tool result in its next request, with that call's reminder appended
-    // (per-call injections go in the last message and are never stored)…
+    // The task, then the first call's budget note (a trailing user message, stored: the history
+    // is append-only, so a note once sent stays)…
+    expect(stored.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(stored[1]?.content).toContain('Iteration 1 of');
+    expect(stored[2]?.thinking).toBe('need a file');
+    // The model saw the tool result in its next request (no budget note: iteration 2 says nothing new)…
     const second = llm.requests[1]?.messages ?? [];
-    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_name: 'write_file', content: expect.stringContaining('Iteration 2 of') as string });
-    expect(stored[2]?.content).not.toContain('Iteration');
+    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_name: 'write_file', content: expect.not.stringContaining('Iteration') as string });
     // …and its own reasoning of the turn, sent back with the call (SPEC §13).
     expect(second.at(-2)).toMatchObject({ role: 'assistant', thinking: 'need a file' });
+    // …and every request is the one before plus what came since, element for element.
+    for (let i = 1; i < llm.requests.length; i++) {
+      const before = llm.requests[i - 1]?.messages ?? [];
+      expect(llm.requests[i]?.messages.slice(0, before.length)).toEqual(before);
+    }
   });
 
   it('overlaps earlier writes with the next model call, but runs no tool of its answer if one failed', async () => {
@@ -84,8 +90,9 @@ describe('Agent tool loop', () => {
     const { agent, llm } = setup([{ toolCalls: [{ name: 'list_dir', arguments: {} }] }, { toolCalls: [{ name: 'todo', arguments: { action: 'list' } }] }, { content: 'ok' }]);
     await collect(agent.runStream(options()));
     const [r1, r2, r3] = llm.requests;
-    const s1 = stable(r1?.messages);
-    const s2 = stable(r2?.messages);
+    // Append-only: each request is the previous one, whole, plus what came since.
+    const s1 = r1?.messages ?? [];
+    const s2 = r2?.messages ?? [];
     expect(JSON.stringify(r2?.messages.slice(0, s1.length))).toBe(JSON.stringify(s1));
     expect(JSON.stringify(r3?.messages.slice(0, s2.length))).toBe(JSON.stringify(s2));
     expect(JSON.stringify(r1?.tools)).toBe(JSON.stringify(r3?.tools));
@@ -93,10 +100,9 @@ describe('Agent tool loop', () => {
     expect(r1?.messages[0]?.content).toContain('\n---\n');
     // One system message, the first: Ollama hoists every system message to the prompt's top.
     for (const r of [r1, r2, r3]) expect(r?.messages.filter((m) => m.role === 'system')).toHaveLength(1);
-    // The reminders ride in the last message: the first call's after the task, later ones on the tool result.
+    // The first call's budget note rides after the task, and stays; iteration 2 and 3 say nothing new.
     expect(r1?.messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('Iteration 1 of') as string });
-    expect(r2?.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Iteration 2 of') as string });
-    expect(r3?.messages[3]).toMatchObject({ role: 'tool', content: expect.not.stringContaining('Iteration') as string });
+    expect(r2?.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.not.stringContaining('Iteration') as string });
   });
 
   it.each([
@@ -141,7 +147,7 @@ describe('Agent tool loop', () => {
     const outcome = step.value;
     expect(outcome.stopReason).toBe('interrupted');
     expect(events.some((e) => e.type === 'heartbeat' && e.waiting_for === 'model')).toBe(true);
-    expect(store.display.get('s1')?.map((m) => m.role)).toEqual(['user']);
+    expect(store.display.get('s1')?.map((m) => m.role)).toEqual(['user', 'user']);
   });
 
   it('continues a stored session: the next request carries the earlier context', async () => {
@@ -149,12 +155,14 @@ describe('Agent tool loop', () => {
     await collect(agent.runStream(options()));
     await collect(agent.runStream(options({ newSession: false, message: 'and then?' })));
     const second = stable(llm.requests[1]?.messages).map((m) => [m.role, m.content]);
+    // The first turn's budget note is part of the stored context: the continued session renders the same.
     expect(second?.slice(1)).toEqual([
       ['user', 'do the thing'],
+      ['user', expect.stringContaining('Iteration 1 of')],
       ['assistant', 'first answer'],
       ['user', 'and then?'],
     ]);
-    expect(store.display.get('s1')).toHaveLength(4);
+    expect(store.display.get('s1')).toHaveLength(6);
   });
 
   it('lowers num_ctx to the model context length unless the user set it', async () => {
@@ -162,25 +170,39 @@ describe('Agent tool loop', () => {
     const { events } = await collect(agent.runStream(options({ numCtx: 65536, numCtxExplicit: false })));
     expect(events.find((e) => e.type === 'model_info')).toMatchObject({ num_ctx: 32768, context_length: 32768 });
     expect(llm.requests[0]?.numCtx).toBe(32768);
+    expect(events.some((e) => e.type === 'warning')).toBe(false);
   });
 
-  it('answers without calling the model when the context cannot fit', async () => {
-    const { agent, llm } = setup([{ content: 'never' }]);
-    const { outcome } = await collect(agent.runStream(options({ numCtx: 100, message: 'x'.repeat(5000) })));
-    expect(outcome.stopReason).toBe('context_too_large');
+  it('lowers an explicit num_ctx above the model context length too, and says so (the server clamps it)', async () => {
+    const { agent, llm } = setup([{ content: 'ok' }]);
+    const { events } = await collect(agent.runStream(options({ numCtx: 65536, numCtxExplicit: true })));
+    expect(events.find((e) => e.type === 'model_info')).toMatchObject({ num_ctx: 32768, context_length: 32768 });
+    expect(llm.requests[0]?.numCtx).toBe(32768);
+    const warning = events.find((e) => e.type === 'warning' && e.code === 'num_ctx_exceeds_model');
+    expect(warning?.type === 'warning' && warning.message).toMatch(/65536 exceeds .* 32768; using 32768/);
+  });
+
+  it('refuses a prompt larger than the window before any write or model call (issue 18 item 15)', async () => {
+    const { agent, llm, store } = setup([{ content: 'never' }]);
+    const run = collect(agent.runStream(options({ numCtx: 1000, message: 'x'.repeat(50_000) })));
+    await expect(run).rejects.toMatchObject({ status: 'invalid_input', code: 'prompt_too_large' });
+    await expect(run).rejects.toThrow(/does not fit .*about \d+ tokens; num_ctx 1000, model context 32768\)\. Shorten it .*raise llm\.num_ctx \(up to the model's 32768\)/);
     expect(llm.requests).toHaveLength(0);
+    // Nothing stored: the session's creation was held and is dropped.
+    expect(await store.sessions.get('s1')).toBeNull();
+    expect(store.display.get('s1')).toBeUndefined();
   });
 });
 
-describe('effectiveNumCtx', () => {
+describe('effectiveNumCtx: min(num_ctx, context_length), set by the user or not (issue 17 point 4)', () => {
   it.each([
-    [65536, false, 40960, 40960],
-    [65536, true, 40960, 65536],
-    [8192, false, 40960, 8192],
-    [65536, false, undefined, 65536],
-    [65536, false, 0, 65536],
-  ])('configured %i explicit=%s model=%s → %i', (configured, explicit, len, want) => {
-    expect(effectiveNumCtx(configured, explicit, len)).toBe(want);
+    [65536, 40960, 40960],
+    [131072, 40960, 40960],
+    [8192, 40960, 8192],
+    [65536, undefined, 65536],
+    [65536, 0, 65536],
+  ])('configured %i, model context %s → %i', (configured, len, want) => {
+    expect(effectiveNumCtx(configured, len)).toBe(want);
   });
 });
 

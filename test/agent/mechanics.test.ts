@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { antiStallDue, goalAnchorDue, StallCounter, todoFingerprint, reminderNotes, withNotes, type MechanicsSettings } from '../../src/agent/mechanics.js';
+import { antiStallDue, budgetNoteDue, goalAnchorDue, noteCarrier, StallCounter, todoFingerprint, reminderNotes, withNotes, type MechanicsSettings } from '../../src/agent/mechanics.js';
 
 const all: MechanicsSettings = { iterationBudget: true, goalAnchoring: true, goalInterval: 5, antiStall: true, antiStallThreshold: 8 };
 
@@ -31,10 +31,44 @@ describe('antiStallDue', () => {
   });
 });
 
+describe('budgetNoteDue: the budget note only when it says something new', () => {
+  it.each([
+    [1, 10, true], // the budget itself
+    [2, 10, false],
+    [4, 10, false],
+    [5, 10, true], // half-way: 5 left
+    [6, 10, false],
+    [7, 10, true], // 3 left
+    [8, 10, false],
+    [9, 10, false],
+    [10, 10, true], // the last iteration
+    [1, 1, true],
+    [2, 3, true], // 1 left = floor(3 / 2)
+    [20, 40, true],
+    [21, 40, false],
+    [37, 40, true],
+  ])('iteration %i of %i → %s', (iteration, max, want) => {
+    expect(budgetNoteDue(iteration, max)).toBe(want);
+  });
+});
+
+describe('noteCarrier: where a note enters the history for good', () => {
+  const tool: ChatMessage = { role: 'tool', content: 'done', tool_name: 'shell' };
+  it.each<[string, ChatMessage | undefined, string[], ReturnType<typeof noteCarrier>]>([
+    ['no notes', tool, [], null],
+    ['a fresh tool result carries them', tool, ['a', 'b'], { replaceLast: { role: 'tool', content: 'done\n\na\n\nb', tool_name: 'shell' } }],
+    ['after the task: a trailing user message', { role: 'user', content: 'task' }, ['a'], { append: { role: 'user', content: 'a' } }],
+    ['nothing before: a user message', undefined, ['a'], { append: { role: 'user', content: 'a' } }],
+  ])('%s', (_name, last, notes, want) => {
+    expect(noteCarrier(last, notes)).toEqual(want);
+    if (last) expect(last.content).not.toContain('\n\na'); // the input is not changed
+  });
+});
+
 describe('reminderNotes', () => {
   const base = { settings: all, maxIterations: 10, task: 'Fix the build', todos: [], stalledIterations: 0 };
 
-  it('always ends with the iteration budget, and says so on the last iteration', () => {
+  it('ends with the iteration budget when due, and says so on the last iteration', () => {
     const first = reminderNotes({ ...base, iteration: 1 });
     expect(first).toHaveLength(1);
     expect(first[0]).toContain('Iteration 1 of 10: 9 left');
@@ -46,7 +80,8 @@ describe('reminderNotes', () => {
     const msgs = reminderNotes({ ...base, iteration: 6, todos: [{ id: 1, text: 'run tests', status: 'pending' }] });
     expect(msgs[0]).toContain('Fix the build');
     expect(msgs[0]).toContain('run tests');
-    expect(msgs).toHaveLength(2);
+    // Iteration 6 of 10: the budget says nothing new.
+    expect(msgs).toHaveLength(1);
   });
 
   it('adds the anti-stall warning at the threshold', () => {

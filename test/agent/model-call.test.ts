@@ -89,11 +89,12 @@ describe("the model's own mistakes", () => {
     expect(warning?.type === 'warning' && warning.message).toMatch(/could not parse .*asking again \(retry 1 of 2\)/);
     // The retry is the same request plus a correction at the end…
     const [first, retry] = llm.requests;
-    expect(retry?.messages.slice(0, -1)).toEqual(first?.messages.slice(0, -1));
+    expect(retry?.messages.slice(0, -1)).toEqual(first?.messages);
     expect(retry?.messages.at(-1)?.content).toMatch(/could not be parsed .*valid JSON object/s);
     expect(retry?.messages.filter((m) => m.role === 'system')).toHaveLength(1);
     // …and the failed attempt is neither stored nor sent back.
-    expect(store.display.get('s1')?.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    // (The task and the first call's budget note, then the call, its result, the answer.)
+    expect(store.display.get('s1')?.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool', 'assistant']);
     expect(JSON.stringify(llm.requests[2]?.messages)).not.toContain('write it all at once');
   });
 

@@ -26,13 +26,20 @@ const cases: Case[] = [
   },
   {
     name: 'boundary on the second of three results keeps the whole group',
+    context: [user('t0'), reply('r0'), user('t'), call('a', 'b', 'c'), result('a', '1'), result('b', '2'), result('c', '3')],
+    keep: 3,
+    older: 3,
+  },
+  {
+    name: 'one message older is not worth a summary (it would save nothing)',
     context: [user('t'), call('a', 'b', 'c'), result('a', '1'), result('b', '2'), result('c', '3')],
     keep: 3,
-    older: 1,
+    older: null,
   },
   { name: 'empty context', context: [], keep: 10, older: null },
   { name: 'one exchange, keep 10: shrinking to 2 still leaves nothing older', context: [user('q'), reply('a')], keep: 10, older: null },
-  { name: 'everything recent: keep shrinks just enough to leave something older', context: pairs(2), keep: 10, older: 1 },
+  { name: 'everything recent: keep shrinks just enough to leave two messages older', context: pairs(2), keep: 10, older: 2 },
+  { name: 'everything recent, three messages: one older would save nothing', context: [user('q'), reply('a'), user('q2')], keep: 10, older: null },
   { name: 'shrinking disabled (minKeepRecent = keepRecent)', context: pairs(2), keep: 10, options: { minKeepRecent: 10 }, older: null },
   { name: 'a summary at the start is part of older', context: [summary, ...pairs(4)], keep: 2, older: 7 },
   {
@@ -84,5 +91,25 @@ describe('selectForCompression', () => {
       expect(sel.recent[0]?.role, `keep ${keep}`).not.toBe('tool');
       expect(sel.recent.length, `keep ${keep}`).toBeGreaterThanOrEqual(keep);
     }
+  });
+});
+
+describe('the message that started the turn (issue 17 point 5)', () => {
+  it('is never among the messages summarised, and is reported as pinned when it fell before the boundary', () => {
+    const task = user('Refactor the parser; keep the public API.');
+    const context = [user('earlier'), reply('earlier answer'), task, call('a'), result('a', '1'), call('b'), result('b', '2'), call('c'), result('c', '3')];
+    const sel = selectForCompression(context, 2, { pinned: task });
+    expect(sel?.older).not.toContain(task);
+    expect(sel?.pinned).toBe(task);
+    expect(sel?.older).toEqual([context[0], context[1], context[3], context[4], context[5], context[6]]);
+    expect(sel?.recent).toEqual(context.slice(7));
+  });
+
+  it('a turn whose only older message is its task is not compressed', () => {
+    const task = user('Fix it.');
+    const context = [task, call('a', 'b'), result('a', text(3000)), result('b', text(3000))];
+    // Without the pin the task alone would be summarised (and lost on a small model).
+    expect(wouldCompress(context, 4, { pinned: task })).toBe(false);
+    expect(selectForCompression(context, 4, { pinned: task })).toBeNull();
   });
 });

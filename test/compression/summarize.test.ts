@@ -255,3 +255,22 @@ describe('compressContext: abort and nothing to compact', () => {
     expect(llm.requests).toHaveLength(0);
   });
 });
+
+describe('the task of the turn (issue 17 point 5)', () => {
+  it('stays verbatim after the summary, through repeated compressions, and is never archived as replaced', async () => {
+    const task = user('Port the parser to the new API; keep the old names as aliases.');
+    const work = (n: number): ChatMessage[] => Array.from({ length: n }, (_, i) => [call('read_file'), result('read_file', text(2000 + i))]).flat();
+    const llm = new ScriptedLlm(() => ({ content: 'Read several files.' }));
+    const first = await compressContext(input(llm, [task, ...work(6)], { pinned: task, budgetTokens: 2000 }));
+    expect(first.context.filter((m) => m === task)).toHaveLength(1);
+    expect(first.replaced).not.toContain(task);
+    // Summary, acknowledgement (the task is a user turn), the task, then the kept work.
+    expect(first.context.slice(0, 3).map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(isSummaryMessage(first.context[0] as ChatMessage)).toBe(true);
+    expect(first.context[2]).toBe(task);
+    const second = await compressContext(input(llm, [...first.context, ...work(6)], { pinned: task, budgetTokens: 2000 }));
+    expect(second.context).toContain(task);
+    expect(second.replaced).not.toContain(task);
+    expect(wellFormedProblems(second.context)).toEqual([]);
+  });
+});

@@ -8,7 +8,8 @@
  * 4. drop the last group;
  * 5. cut the summary itself.
  * Steps 2–5 only matter for windows far too small for the work (or a budget squeezed by a huge
- * system prompt); a note in the summary says how many messages were dropped.
+ * system prompt); a note in the summary says how many messages were dropped. A pinned message
+ * (the turn's task) sits verbatim between the summary and the kept messages: never cut or dropped.
  */
 import type { ChatMessage } from '../../llm/types.js';
 import { CHARS_PER_TOKEN, messageChars } from '../tokens.js';
@@ -51,7 +52,7 @@ function charsOf(messages: readonly ChatMessage[]): number {
  * Builds [summary message(s), ...recent] and makes it fit `budgetTokens` (estimated at chars/3,
  * never below MIN_BUDGET_TOKENS) by the steps above. Never mutates `recent`.
  */
-export function fitToBudget(summary: string, compressedMessages: number, recent: readonly ChatMessage[], budgetTokens: number): FitResult {
+export function fitToBudget(summary: string, compressedMessages: number, recent: readonly ChatMessage[], budgetTokens: number, pinned?: ChatMessage): FitResult {
   const budgetChars = Math.max(MIN_BUDGET_TOKENS, Math.floor(budgetTokens)) * CHARS_PER_TOKEN;
   const groups = splitGroups(recent);
   // Cut copies point back at their original, so a second, harder cut starts from the full text.
@@ -63,7 +64,8 @@ export function fitToBudget(summary: string, compressedMessages: number, recent:
   const assemble = (): ChatMessage[] => {
     const kept = groups.flat();
     const body = dropped > 0 ? `${summaryText}\n\n[${dropped} later messages were dropped to fit the context window]` : summaryText;
-    return [...summaryMessages(body, compressedMessages, kept[0]), ...kept];
+    const head = pinned === undefined ? [] : [pinned];
+    return [...summaryMessages(body, compressedMessages, pinned ?? kept[0]), ...head, ...kept];
   };
   const excess = (): number => charsOf(assemble()) - budgetChars;
 

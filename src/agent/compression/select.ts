@@ -9,7 +9,11 @@
  * - A summary at the start of the context belongs to `older`: it is re-summarised together
  *   with what came after it, so there is only ever one summary.
  * - `older` must hold something besides an earlier summary and its acknowledgement;
- *   re-summarising a summary alone gains nothing.
+ *   re-summarising a summary alone gains nothing. And it must hold two messages at least: a
+ *   summary of one message saves nothing (a compression that cannot save anything is not made).
+ * - The message that started the turn (`pinned`: the user's task) is never summarised: when it
+ *   falls among the older messages it is taken out of `older` and kept verbatim after the
+ *   summary (small models with 8k windows otherwise lose the task at the first compression).
  * - Shrinking: select is asked when the context must get smaller (over 80%, or forced), so
  *   when `keepRecent` leaves nothing to summarise, or what it keeps alone exceeds
  *   `maxRecentTokens`, keep_recent is lowered step by step down to `minKeepRecent`
@@ -26,6 +30,8 @@ import { contextTokens, MIN_KEEP_RECENT } from './thresholds.js';
 export interface CompressionSelection {
   older: ChatMessage[];
   recent: ChatMessage[];
+  /** The pinned message, when it fell before the boundary (kept verbatim after the summary). */
+  pinned?: ChatMessage;
 }
 
 /** Optional limits on the selection. */
@@ -34,6 +40,8 @@ export interface SelectOptions {
   minKeepRecent?: number;
   /** Keep shrinking while the kept messages exceed this many estimated tokens (default: no limit). */
   maxRecentTokens?: number;
+  /** The message that started the turn (the user's task): never summarised (same object as in the context). */
+  pinned?: ChatMessage;
 }
 
 /** The first index of `recent` for `keep` kept messages, moved back so no tool group is split. */
@@ -43,13 +51,9 @@ function boundaryFor(context: readonly ChatMessage[], keep: number): number {
   return b;
 }
 
-/** True when `older` (context[0..b)) holds something other than an earlier summary. */
-function hasNewMaterial(context: readonly ChatMessage[], b: number): boolean {
-  for (let i = 0; i < b; i++) {
-    const m = context[i] as ChatMessage;
-    if (!isSummaryMessage(m) && !isSummaryAck(m)) return true;
-  }
-  return false;
+/** True when summarising `older` gains something: two messages at least, not only an earlier summary. */
+function worthSummarising(older: readonly ChatMessage[]): boolean {
+  return older.length >= 2 && older.some((m) => !isSummaryMessage(m) && !isSummaryAck(m));
 }
 
 /**
@@ -60,18 +64,26 @@ export function selectForCompression(context: readonly ChatMessage[], keepRecent
   const keep = Math.max(0, Math.floor(keepRecent));
   const minKeep = Math.max(0, Math.min(keep, Math.floor(options.minKeepRecent ?? MIN_KEEP_RECENT)));
   const maxRecent = options.maxRecentTokens ?? Number.POSITIVE_INFINITY;
+  const { pinned } = options;
+  const olderThan = (b: number): ChatMessage[] => {
+    const older = context.slice(0, b);
+    return pinned === undefined ? older : older.filter((m) => m !== pinned);
+  };
   let chosen = -1;
   let lastBoundary = -1;
   for (let k = keep; k >= minKeep; k--) {
     const b = boundaryFor(context, k);
     if (b === lastBoundary) continue;
     lastBoundary = b;
-    if (!hasNewMaterial(context, b)) continue;
+    if (!worthSummarising(olderThan(b))) continue;
     chosen = b;
     if (contextTokens(context.slice(b)) <= maxRecent) break;
   }
   if (chosen < 0) return null;
-  return { older: context.slice(0, chosen), recent: context.slice(chosen) };
+  const older = olderThan(chosen);
+  const selection: CompressionSelection = { older, recent: context.slice(chosen) };
+  if (older.length < chosen && pinned !== undefined) selection.pinned = pinned;
+  return selection;
 }
 
 /** The would-compress guard: true when `selectForCompression` finds something to summarise. */

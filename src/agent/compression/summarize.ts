@@ -44,6 +44,8 @@ export interface CompressionInput {
   budgetTokens: number;
   /** Extra attempts after a failed or empty summary (default 2). */
   retries?: number;
+  /** The message that started the turn (the user's task): never summarised, kept verbatim (select.ts). */
+  pinned?: ChatMessage;
 }
 
 /** The outcome of one compression. */
@@ -91,6 +93,7 @@ export async function compressContext(input: CompressionInput): Promise<Compress
   const selection = selectForCompression(context, input.keepRecent, {
     minKeepRecent: input.minKeepRecent,
     maxRecentTokens: budget - cap,
+    ...(input.pinned !== undefined ? { pinned: input.pinned } : {}),
   });
   if (selection === null) {
     throw new NothingToCompactError(
@@ -137,7 +140,7 @@ export async function compressContext(input: CompressionInput): Promise<Compress
 
   const method: CompressionResult['method'] = summary !== null ? 'summary' : 'hard_truncation';
   const text = summary ?? mechanicalSummary(older, maxSummaryChars);
-  const fitted = fitToBudget(headTail(text, maxSummaryChars), compressedCount(older), recent, budget);
+  const fitted = fitToBudget(headTail(text, maxSummaryChars), compressedCount(older), recent, budget, selection.pinned);
   const kept = new Set(fitted.context);
   const result: CompressionResult = {
     context: fitted.context,

@@ -114,7 +114,8 @@ function outcomeMessage(reason: StopReason, iterations: number, sessionId: strin
     case 'interrupted':
       return `interrupted; everything so far is saved in session ${sessionId}`;
     case 'context_too_large':
-      return 'the conversation no longer fits the model context window (num_ctx)';
+      // The turn's message names the sizes and whether it ever fit (agent/context-size.ts).
+      return error ?? 'the conversation does not fit the model context window (num_ctx)';
   }
 }
 
