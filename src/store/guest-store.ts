@@ -8,14 +8,17 @@
  * A statement is run again only where that is safe (`retryAfterLoss`): always when the
  * connection failed before it was sent (no socket, refused); when the connection broke while
  * it ran, only reads, writes that replace a whole value, and creates of a row with our own id
- * (a second attempt that finds it stored means the first one committed). A non-idempotent write
- * that may have committed (an append, adding token counts) is not repeated: it fails with a
- * message that says so, and the guest still moves on for the statements after it.
+ * (a second attempt that finds it stored means the first one committed); an append is repeated
+ * only when the session does not already end with it, written since it was sent. Any other
+ * non-idempotent write that may have committed (token counts, an archive) is not repeated: it
+ * fails with a message that says so, and the guest still moves on for the statements after it.
  */
 import { NaviError, StorageError } from '../errors.js';
 import { errorCode } from './driver-errors.js';
 import { newRunId } from './ids.js';
-import type { NewLoopRun, Store } from './types.js';
+import type { ChatMessage } from '../llm/types.js';
+import { nullableText, pgText } from './encoding.js';
+import type { NewLoopRun, Store, StoredMessage } from './types.js';
 
 /** Where the connection to the holder broke: before the statement left (`connect`), or while it ran (`in_flight`). */
 export type LossPhase = 'connect' | 'in_flight';
@@ -41,12 +44,13 @@ export function lossPhase(err: unknown): LossPhase | null {
 }
 
 /** How a repository call may be repeated after the connection broke while it ran. */
-export type InFlightRetry = 'retry' | 'retry_exists_is_done' | 'never';
+export type InFlightRetry = 'retry' | 'retry_exists_is_done' | 'verify_append' | 'never';
 
 /**
  * Per `repository.method`: reads and whole-value writes are repeatable; creates with a
- * caller-chosen key are repeatable when "already exists" counts as done; the rest may have
- * committed and would be applied twice.
+ * caller-chosen key are repeatable when "already exists" counts as done; an append is looked
+ * for first (`verify_append`: repeated only when the session does not end with it); the rest
+ * may have committed and would be applied twice.
  */
 const IN_FLIGHT: Record<string, InFlightRetry> = {
   'sessions.create': 'retry_exists_is_done',
@@ -54,7 +58,7 @@ const IN_FLIGHT: Record<string, InFlightRetry> = {
   'sessions.list': 'retry',
   'sessions.remove': 'retry',
   'sessions.addUsage': 'never',
-  'messages.append': 'never',
+  'messages.append': 'verify_append',
   'messages.list': 'retry',
   'context.load': 'retry',
   'context.replace': 'retry',
@@ -82,6 +86,16 @@ const IN_FLIGHT: Record<string, InFlightRetry> = {
 export function retryAfterLoss(op: string, phase: LossPhase): InFlightRetry {
   if (phase === 'connect') return 'retry';
   return IN_FLIGHT[op] ?? 'never';
+}
+
+/** A stored message is `message` (as the repository writes it: text made storable, tool calls as JSON). */
+export function sameMessage(stored: StoredMessage, message: ChatMessage): boolean {
+  return (
+    stored.role === message.role &&
+    stored.content === pgText(message.content) &&
+    (stored.tool_name ?? null) === nullableText(message.tool_name) &&
+    JSON.stringify(stored.tool_calls ?? null) === JSON.stringify(message.tool_calls ?? null)
+  );
 }
 
 /** The error codes that mean "the first attempt committed" for a `retry_exists_is_done` operation. */
@@ -125,6 +139,7 @@ export function createGuestStore(first: Store, reopen: () => Promise<Store>): St
       if (switching !== null) await switching;
       if (closed) throw new StorageError('store_closed', `The database was closed before ${op}.`);
       const seen = generation;
+      const sentAt = Date.now();
       const target = current[repo] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
       try {
         return await target[method]!(...args);
@@ -144,8 +159,21 @@ export function createGuestStore(first: Store, reopen: () => Promise<Store>): St
         }
         if (phase === 'in_flight' && retry === 'retry_exists_is_done') afterInFlightLoss = true;
         await switchFrom(seen);
+        if (retry === 'verify_append' && (await appendLanded(args, sentAt))) return undefined;
       }
     }
+  }
+
+  /**
+   * After a loss while `messages.append(sessionId, message)` ran: did it commit? Yes when the
+   * session's last message is this one and was written since it was sent (a second's margin
+   * for timestamps). Appends of one session are written in order, so only the last can be it.
+   */
+  async function appendLanded(args: unknown[], sentAt: number): Promise<boolean> {
+    if (switching !== null) await switching;
+    const [sessionId, message] = args as [string, ChatMessage];
+    const last = (await current.messages.list(sessionId)).at(-1);
+    return last !== undefined && last.createdAt.getTime() >= sentAt - 1_000 && sameMessage(last, message);
   }
 
   /** The row a repeated create found: the first attempt committed; answer as it would have. */
