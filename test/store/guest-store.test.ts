@@ -37,7 +37,7 @@ describe('lossPhase', () => {
 describe('retryAfterLoss', () => {
   it.each([
     ['messages.append', 'connect', 'retry'],
-    ['messages.append', 'in_flight', 'never'],
+    ['messages.append', 'in_flight', 'verify_append'],
     ['sessions.addUsage', 'in_flight', 'never'],
     ['archives.compactContext', 'in_flight', 'never'],
     ['planningLogs.append', 'in_flight', 'never'],
