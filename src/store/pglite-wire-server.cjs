@@ -27,8 +27,8 @@ const net = require('node:net');
 
 /** A client holding the database (mid-unit or mid-transaction) is cut off after this much silence. */
 const IDLE_MS = 30_000;
-/** Closing the server: how long clients may finish what they run before they are cut off (and rolled back). */
-const STOP_MS = 5_000;
+/** Closing the server: how long clients may finish what they run before they are cut off (and rolled back); below the 5 s the worker gets to close (pglite-worker.ts CLOSE_TIMEOUT_MS), so PGlite still closes cleanly. */
+const STOP_MS = 3_000;
 const SSL_REQUEST = 80877103;
 const CANCEL_REQUEST = 80877102;
 const PROTOCOL_3 = 196608;
