@@ -158,6 +158,7 @@ async function openPglite(opts: OpenStoreOptions): Promise<Opened> {
  */
 async function openPgliteDir(dataDir: string, opts: OpenStoreOptions): Promise<Opened & { guest: boolean }> {
   const deadline = Date.now() + HOLDER_WAIT_MS;
+  let told = false;
   for (;;) {
     let lock: DirLock;
     try {
@@ -171,6 +172,9 @@ async function openPgliteDir(dataDir: string, opts: OpenStoreOptions): Promise<O
         // The holder left meanwhile: take the directory over, or find who holds it now.
       } else if (!lockHeartbeatFresh(dataDir)) {
         throw err;
+      } else if (!told) {
+        told = true;
+        opts.notice?.(`another navi process is opening the database in ${dataDir}; waiting for it`);
       }
       if (Date.now() > deadline) throw err;
       await sleep(HOLDER_POLL_MS);
