@@ -287,6 +287,16 @@ export function startLockHeartbeat(lock: DirLock): { stop(): void } {
   return { stop: () => clearInterval(timer) };
 }
 
+/**
+ * Worth another try rather than `store_locked`: the lock is fresh (its holder is opening the
+ * database), gone (released meanwhile), or a stale one is being taken over right now (its
+ * `.takeover` file exists: the taker will hold the lock and serve the directory).
+ */
+export function lockInFlux(dir: string, now = Date.now()): boolean {
+  const lockPath = path.join(path.resolve(dir), LOCK_FILE_NAME);
+  return lockHeartbeatFresh(dir, now) || !fs.existsSync(lockPath) || fs.existsSync(`${lockPath}.takeover`);
+}
+
 /** True while `dir`'s lock was taken or touched recently: its holder is opening the database. */
 export function lockHeartbeatFresh(dir: string, now = Date.now()): boolean {
   try {

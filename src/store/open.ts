@@ -12,7 +12,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { InvalidInputError, NaviError, StorageError, describeError } from '../errors.js';
 import { errnoCode } from '../util/guards.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
-import { acquireDirLock, lockHeartbeatFresh, startLockHeartbeat, type DirLock } from './lock.js';
+import { acquireDirLock, lockInFlux, startLockHeartbeat, type DirLock } from './lock.js';
 import { unpackTemplate, VERSION_FILE } from './pgdata-template.js';
 import { advertise, holderSocket, schemaMismatch, socketPathFor, withdraw, type Endpoint } from './shared-pglite.js';
 import type * as PgliteWorkerModule from './pglite-worker.js';
@@ -170,7 +170,7 @@ async function openPgliteDir(dataDir: string, opts: OpenStoreOptions): Promise<O
         const guest = await openThroughHolder(dataDir, holder);
         if (guest !== null) return { ...guest, guest: true };
         // The holder left meanwhile: take the directory over, or find who holds it now.
-      } else if (!lockHeartbeatFresh(dataDir)) {
+      } else if (!lockInFlux(dataDir)) {
         throw err;
       } else if (!told) {
         told = true;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LOCK_FILE_NAME, acquireDirLock, lockHeartbeatFresh, startLockHeartbeat } from '../../src/store/lock.js';
+import { LOCK_FILE_NAME, acquireDirLock, lockHeartbeatFresh, lockInFlux, startLockHeartbeat } from '../../src/store/lock.js';
 import { tempDir } from './support.js';
 
 const dirs: string[] = [];
@@ -32,5 +32,19 @@ describe('lock heartbeat', () => {
     expect(lockHeartbeatFresh(dir)).toBe(false);
     lock.release();
     expect(lockHeartbeatFresh(dir)).toBe(false);
+  });
+
+  it('lockInFlux: worth waiting for while fresh, released, or a stale lock is being taken over', () => {
+    const dir = tempDir('flux');
+    dirs.push(dir);
+    const file = path.join(dir, LOCK_FILE_NAME);
+    expect(lockInFlux(dir), 'released').toBe(true);
+    fs.writeFileSync(file, '{}');
+    expect(lockInFlux(dir), 'just taken').toBe(true);
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(file, old, old);
+    expect(lockInFlux(dir), 'held, silent: a holder that does not serve').toBe(false);
+    fs.writeFileSync(`${file}.takeover`, '{}');
+    expect(lockInFlux(dir), 'a takeover under way').toBe(true);
   });
 });
