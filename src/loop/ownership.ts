@@ -91,3 +91,30 @@ export function startHeartbeat(beat: () => Promise<unknown>, intervalMs = HEARTB
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }
+
+/** What `runs list`/`show` say about a run's owner (issue 18, item 6). */
+export interface OwnerReport {
+  owner: RunOwner | null;
+  /** For a `running` run: does its owner still run it? Null for a run that is not running. */
+  alive: boolean | null;
+  /** One line for people: who, and whether it is gone. */
+  text: string;
+}
+
+/**
+ * A run left `running` by a navi that was killed (`kill -9`) or lost its machine looks like a
+ * running one in the database: its owner is gone when a `--resume` would take it over
+ * (`takeoverVerdict`), so the listing says so, and how to go on.
+ */
+export function ownerReport(status: string, input: OwnershipInput): OwnerReport {
+  const o = input.owner;
+  const who = o === null ? 'unknown owner' : `pid ${o.pid} on ${o.host}`;
+  if (status !== 'running') return { owner: o, alive: null, text: who };
+  const mine = o !== null && o.pid === input.me.pid && o.host === input.me.host;
+  const verdict = takeoverVerdict(input);
+  const alive = mine || !verdict.ok;
+  if (alive) return { owner: o, alive, text: who };
+  const dead = o !== null && o.host === input.me.host && !input.isAlive(o.pid);
+  const reason = dead ? 'its process has exited' : `no heartbeat for ${ago(input.now - input.updatedAt.getTime())}`;
+  return { owner: o, alive, text: `${who} is gone (${reason})` };
+}

@@ -1,7 +1,8 @@
 /**
  * An exclusive lock on a PGlite data directory. PGlite has none of its own: two processes on one
- * directory silently lose writes and corrupt keys (STACK-NOTES), so navi refuses the second one
- * with a message that names the lock and points at PostgreSQL for concurrent runs.
+ * directory silently lose writes and corrupt keys (STACK-NOTES), so one process holds it and
+ * serves the database to the others (src/store/shared-pglite.ts); one that cannot reach a
+ * serving holder gets a message that names the lock and points at PostgreSQL.
  *
  * The lock is a file created with O_EXCL holding the owner's pid, hostname and start time. A lock
  * whose process is gone (killed with -9, machine rebooted) is stale and is taken over.
@@ -242,14 +243,65 @@ function isOldDebris(lockPath: string): boolean {
 
 /** `owner`: what the lock file said (nothing usable → "another navi process"). */
 function lockedError(lockPath: string, owner: LockOwner | 'missing' | 'unreadable' | null): StorageError {
-  const who = typeof owner === 'object' && owner !== null
-    ? `process ${owner.pid} on ${owner.hostname} (since ${owner.started_at})`
-    : 'another navi process';
-  return new StorageError(
-    'store_locked',
-    `The embedded database is in use by ${who}: lock file ${lockPath}. ` +
-      'The embedded database (PGlite) allows one navi process at a time; wait for it to finish, ' +
-      'or set DATABASE_URL to a PostgreSQL server for concurrent runs. ' +
-      'If that process is gone, delete the lock file.',
+  return new StorageError('store_locked', lockedMessage(lockPath, owner, os.hostname()));
+}
+
+/**
+ * What `store_locked` says. It is raised only after the guest waited for the holder to serve the
+ * directory (src/store/open.ts), so the holder is live and does not share it. Deleting a live lock
+ * lets two processes write one directory (lost writes, corrupt keys): the message never suggests
+ * it for a process on this machine, whose dead locks are taken over without help.
+ */
+export function lockedMessage(lockPath: string, owner: LockOwner | 'missing' | 'unreadable' | null, thisHost: string): string {
+  const known = typeof owner === 'object' && owner !== null;
+  const who = known ? `process ${owner.pid} on ${owner.hostname} (since ${owner.started_at})` : 'another navi process';
+  const elsewhere = known && owner.hostname !== thisHost;
+  return (
+    `The embedded database is held by ${who}, which does not serve it to other navi processes ` +
+    `(lock file ${lockPath}); wait for it to finish, or set DATABASE_URL to a PostgreSQL server for concurrent runs. ` +
+    (elsewhere
+      ? `That process runs on another machine: only if ${owner.hostname} is down for good, delete the lock file.`
+      : 'A lock whose process has exited is taken over automatically: never delete it while that process runs.')
   );
+}
+
+/** How long a lock's heartbeat (its mtime) counts as fresh: the holder touches it every LOCK_HEARTBEAT_MS while it opens the database. */
+export const LOCK_HEARTBEAT_MS = 500;
+const LOCK_HEARTBEAT_FRESH_MS = 5_000;
+
+/**
+ * While the holder opens and migrates the database (no socket yet), it touches its lock file, so
+ * a guest started at the same moment knows to wait for the socket rather than fail. Stops itself
+ * when stopped or when the lock is no longer ours.
+ */
+export function startLockHeartbeat(lock: DirLock): { stop(): void } {
+  const timer = setInterval(() => {
+    try {
+      const now = new Date();
+      fs.utimesSync(lock.path, now, now);
+    } catch {
+      clearInterval(timer);
+    }
+  }, LOCK_HEARTBEAT_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/**
+ * Worth another try rather than `store_locked`: the lock is fresh (its holder is opening the
+ * database), gone (released meanwhile), or a stale one is being taken over right now (its
+ * `.takeover` file exists: the taker will hold the lock and serve the directory).
+ */
+export function lockInFlux(dir: string, now = Date.now()): boolean {
+  const lockPath = path.join(path.resolve(dir), LOCK_FILE_NAME);
+  return lockHeartbeatFresh(dir, now) || !fs.existsSync(lockPath) || fs.existsSync(`${lockPath}.takeover`);
+}
+
+/** True while `dir`'s lock was taken or touched recently: its holder is opening the database. */
+export function lockHeartbeatFresh(dir: string, now = Date.now()): boolean {
+  try {
+    return now - fs.statSync(path.join(path.resolve(dir), LOCK_FILE_NAME)).mtimeMs < LOCK_HEARTBEAT_FRESH_MS;
+  } catch {
+    return false;
+  }
 }

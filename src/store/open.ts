@@ -7,11 +7,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import { InvalidInputError, NaviError, StorageError, describeError } from '../errors.js';
 import { errnoCode } from '../util/guards.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
-import { acquireDirLock, type DirLock } from './lock.js';
+import { acquireDirLock, lockInFlux, startLockHeartbeat, type DirLock } from './lock.js';
 import { unpackTemplate, VERSION_FILE } from './pgdata-template.js';
 import { advertise, holderSocket, schemaMismatch, socketPathFor, withdraw, type Endpoint } from './shared-pglite.js';
 import type * as PgliteWorkerModule from './pglite-worker.js';
@@ -128,23 +129,68 @@ async function openPostgres(url: string, connectTimeoutS: number): Promise<Opene
   }
 }
 
-async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true, pgliteDriver = 'worker' }: OpenStoreOptions): Promise<Opened> {
+/** How long a guest waits for a holder that is still opening (or migrating) the database to serve it. */
+const HOLDER_WAIT_MS = 60_000;
+/** How often it looks for the holder's socket meanwhile (a stat and a read). */
+const HOLDER_POLL_MS = 50;
+
+async function openPglite(opts: OpenStoreOptions): Promise<Opened> {
   // An empty path would resolve to the working directory and fill it with PostgreSQL files.
-  if (dataDirOption.trim() === '') {
+  if (opts.dataDir.trim() === '') {
     throw new InvalidInputError('data_dir_invalid', 'the PGlite data directory is empty; set NAVI_DATA_DIR or db.data_dir to a directory path');
   }
-  const dataDir = path.resolve(dataDirOption);
+  const dataDir = path.resolve(opts.dataDir);
   prepareDataDir(dataDir);
-  let lock: DirLock;
-  try {
-    lock = acquireDirLock(dataDir);
-  } catch (err) {
-    // Held by a live navi process: use the database through it (src/store/shared-pglite.ts).
-    const holder = err instanceof StorageError && err.code === 'store_locked' ? holderSocket(dataDir) : null;
-    if (holder !== null) return openThroughHolder(dataDir, holder, err as StorageError);
-    throw err instanceof NaviError ? err : notWritable(dataDir, err);
-  }
+  const opened = await openPgliteDir(dataDir, opts);
+  if (!opened.guest) return opened;
+  // A guest outlives its holder: when the holder leaves, it takes the directory over or
+  // reconnects to whoever holds it now (src/store/guest-store.ts).
+  const { createGuestStore } = await import('./guest-store.js');
+  const store = createGuestStore(opened.store, async () => (await openPgliteDir(dataDir, { ...opts, notice: undefined })).store);
+  return { ...opened, store };
+}
 
+/**
+ * Holds the directory (lock, PGlite, migrations, serving it) or, when a live navi process holds
+ * it, connects through that process. A holder still opening the database (its lock is fresh, no
+ * socket yet: two navis started together) is waited for, up to HOLDER_WAIT_MS; one that does not
+ * serve the directory is `store_locked`.
+ */
+async function openPgliteDir(dataDir: string, opts: OpenStoreOptions): Promise<Opened & { guest: boolean }> {
+  const deadline = Date.now() + HOLDER_WAIT_MS;
+  let told = false;
+  for (;;) {
+    let lock: DirLock;
+    try {
+      lock = acquireDirLock(dataDir);
+    } catch (err) {
+      if (!(err instanceof StorageError && err.code === 'store_locked')) throw err instanceof NaviError ? err : notWritable(dataDir, err);
+      const holder = holderSocket(dataDir);
+      if (holder !== null) {
+        const guest = await openThroughHolder(dataDir, holder);
+        if (guest !== null) return { ...guest, guest: true };
+        // The holder left meanwhile: take the directory over, or find who holds it now.
+      } else if (!lockInFlux(dataDir)) {
+        throw err;
+      } else if (!told) {
+        told = true;
+        opts.notice?.(`another navi process is opening the database in ${dataDir}; waiting for it`);
+      }
+      if (Date.now() > deadline) throw err;
+      await sleep(HOLDER_POLL_MS);
+      continue;
+    }
+    return { ...(await openAsHolder(dataDir, lock, opts)), guest: false };
+  }
+}
+
+async function openAsHolder(
+  dataDir: string,
+  lock: DirLock,
+  { notice, useTemplate = true, pgliteDriver = 'worker' }: OpenStoreOptions,
+): Promise<Opened> {
+  // Until the socket is up, others started at the same moment wait for it (openPgliteDir).
+  const heartbeat = startLockHeartbeat(lock);
   let opening: Promise<Started> | undefined;
   try {
     await newStore(dataDir, useTemplate, notice);
@@ -160,6 +206,7 @@ async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true, 
     const db = drizzle({ client: client as unknown as PGlite });
     const { applied, total } = await migratePglite(db);
     const shared = serve ? await share(dataDir, serve) : null;
+    heartbeat.stop();
     const store = createDrizzleStore(db, {
       backend: 'pglite',
       location: dataDir,
@@ -174,6 +221,7 @@ async function openPglite({ dataDir: dataDirOption, notice, useTemplate = true, 
     });
     return { store, applied, total };
   } catch (err) {
+    heartbeat.stop();
     await opening?.then(({ client }) => client.close()).catch(() => undefined);
     lock.release();
     if (err instanceof NaviError) throw err;
@@ -238,9 +286,10 @@ async function share(dataDir: string, serve: (socketPath: string) => Promise<voi
  * The directory is held by another live navi process that serves it: connect to its socket as
  * to a PostgreSQL server (one connection, unnamed statements: the holder's single session is
  * shared with its own prepared statements). No migrations from here: the holder applied its own;
- * a schema other than ours is `store_locked`, as before sharing existed.
+ * a schema other than ours is `store_locked`, as before sharing existed. Null: the holder did
+ * not answer (it left meanwhile).
  */
-async function openThroughHolder(dataDir: string, holder: Endpoint, locked: StorageError): Promise<Opened> {
+async function openThroughHolder(dataDir: string, holder: Endpoint): Promise<Opened | null> {
   const [{ default: postgres }, { drizzle }, { pendingMigrations }, { createDrizzleStore }] = await Promise.all([
     import('postgres'),
     import('drizzle-orm/postgres-js'),
@@ -270,8 +319,9 @@ async function openThroughHolder(dataDir: string, holder: Endpoint, locked: Stor
     return { store, applied: 0, total };
   } catch (err) {
     await client.end({ timeout: 0 }).catch(() => undefined);
-    // The holder went away meanwhile, or does not answer: the directory is still locked.
-    throw err instanceof NaviError ? err : locked;
+    if (err instanceof NaviError) throw err;
+    // The holder went away meanwhile, or does not answer: the caller looks again.
+    return null;
   }
 }
 
@@ -294,6 +344,7 @@ async function startOnMainThread(dataDir: string): Promise<Started> {
  * made 0700; an existing parent (say, a project folder named by NAVI_DATA_DIR) is left alone.
  */
 function prepareDataDir(dataDir: string): void {
+  refuseForeignDir(dataDir);
   const parent = path.dirname(dataDir);
   try {
     const created = fs.mkdirSync(parent, { recursive: true, mode: 0o700 });
@@ -309,6 +360,33 @@ function prepareDataDir(dataDir: string): void {
   } catch (err) {
     throw notWritable(dataDir, err);
   }
+}
+
+/**
+ * A directory that holds something other than a navi database (`NAVI_DATA_DIR=.` or `$HOME`):
+ * PGlite would fill it with ~22 PostgreSQL entries and the chmod above would make it private.
+ * Refused before anything is written (exit 2); the directory is not touched.
+ */
+function refuseForeignDir(dataDir: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dataDir);
+  } catch {
+    return; // missing (created below) or unreadable (reported below as not writable)
+  }
+  if (isNaviDataDir(names)) return;
+  const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '');
+  throw new InvalidInputError(
+    'data_dir_not_navi',
+    `${dataDir} is not a navi data directory (it holds ${shown}); navi keeps its embedded database in a directory of its own: ` +
+      'set NAVI_DATA_DIR (or db.data_dir) to a new or empty directory, e.g. ~/.local/share/navi/pgdata.',
+  );
+}
+
+/** Empty, or holding a PostgreSQL data directory (`PG_VERSION`) or only navi's own files (lock, endpoint, unpacking marker). */
+export function isNaviDataDir(names: readonly string[]): boolean {
+  // `navi-unpacking`: a template unpacking was interrupted; unpackTemplate clears and redoes it.
+  return names.includes(VERSION_FILE) || names.includes('navi-unpacking') || names.every((n) => n.startsWith('navi'));
 }
 
 function notWritable(dataDir: string, err: unknown): StorageError {

@@ -27,6 +27,8 @@ const net = require('node:net');
 
 /** A client holding the database (mid-unit or mid-transaction) is cut off after this much silence. */
 const IDLE_MS = 30_000;
+/** Closing the server: how long clients may finish what they run before they are cut off (and rolled back); below the 5 s the worker gets to close (pglite-worker.ts CLOSE_TIMEOUT_MS), so PGlite still closes cleanly. */
+const STOP_MS = 3_000;
 const SSL_REQUEST = 80877103;
 const CANCEL_REQUEST = 80877102;
 const PROTOCOL_3 = 196608;
@@ -67,32 +69,53 @@ function nextMessage(buf, started) {
  * @returns {Promise<{ close(): Promise<void> }>}
  */
 async function serveWire({ db, exclusive, socketPath }) {
-  /** @type {Set<net.Socket>} */
-  const sockets = new Set();
+  /** Each open connection and how to stop it gracefully. @type {Map<net.Socket, () => void>} */
+  const connections = new Map();
+  /** @type {(() => void) | null} */
+  let allClosed = null;
   const server = net.createServer((socket) => {
-    sockets.add(socket);
-    void serveConnection(socket, db, exclusive).finally(() => sockets.delete(socket));
+    /** @type {{ stop: () => void }} */
+    const control = { stop: () => socket.destroy() };
+    connections.set(socket, () => control.stop());
+    void serveConnection(socket, db, exclusive, control).finally(() => {
+      connections.delete(socket);
+      if (connections.size === 0) allClosed?.();
+    });
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(socketPath, () => resolve(undefined));
   });
   return {
+    // Graceful: no new connections; a client running a unit or a transaction finishes it and hears
+    // its answer, then its connection ends. So a client never loses the answer to a statement
+    // that committed here (src/store/guest-store.ts repeats only what is safe). STOP_MS bounds it.
     close: () =>
       new Promise((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
+        server.close();
+        const done = () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        };
+        const timer = setTimeout(() => {
+          for (const s of connections.keys()) s.destroy();
+        }, STOP_MS);
+        allClosed = done;
+        if (connections.size === 0) return done();
+        for (const stop of connections.values()) stop();
       }),
   };
 }
 
 /**
  * One client connection: messages in order, each protocol unit under the database lock.
+ * `control.stop` is set here: it ends the connection once no unit or transaction is open.
  * @param {net.Socket} socket
  * @param {PGlite} db
  * @param {Exclusive} exclusive
+ * @param {{ stop: () => void }} control
  */
-async function serveConnection(socket, db, exclusive) {
+async function serveConnection(socket, db, exclusive, control) {
   /** @type {(() => void) | null} */
   let release = null;
   let started = false;
@@ -142,6 +165,21 @@ async function serveConnection(socket, db, exclusive) {
   const send = (data) => {
     if (!socket.destroyed) socket.write(data);
   };
+  let stopping = false;
+  let ended = false;
+  /** Ends the connection after what was written (its answers) is flushed. */
+  const end = () => {
+    ended = true;
+    socket.end();
+  };
+  control.stop = () => {
+    stopping = true;
+    if (!holding()) {
+      end();
+      closed = true;
+      wake?.();
+    }
+  };
 
   try {
     for (;;) {
@@ -163,6 +201,7 @@ async function serveConnection(socket, db, exclusive) {
         if (m.kind === 'cancel') return; // nothing to cancel in one session: the connection ends
         const type = m.kind === 'startup' ? 0 : m.bytes[0];
         if (type === 0x58) return; // Terminate
+        if (stopping && !holding()) return end(); // a unit that arrives after the stop is not run
         if (!holding()) await acquire();
         if (closed) return;
         await db.execProtocolRawStream(new Uint8Array(m.bytes), { onRawData: send });
@@ -170,13 +209,14 @@ async function serveConnection(socket, db, exclusive) {
         // A unit ends with the startup, a simple Query or a Sync (each answered with ReadyForQuery).
         const unitEnd = type === 0 || type === 0x51 || type === 0x53;
         if (unitEnd && !db.isInTransaction()) letGo();
+        if (stopping && !holding()) return end();
       }
     }
   } catch {
     socket.destroy();
   } finally {
     clearTimeout(timer);
-    socket.destroy();
+    if (!ended) socket.destroy();
     if (holding()) {
       // Gone mid-unit or mid-transaction: end the exchange and undo what it left open.
       try {

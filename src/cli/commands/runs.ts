@@ -5,11 +5,13 @@
  */
 import { NotFoundError } from '../../errors.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../../store/types.js';
+import { ownerOf, ownerReport, pidAlive, type OwnerReport } from '../../loop/ownership.js';
 import { isRecord } from '../../util/guards.js';
 import { checkLines } from '../check-lines.js';
 import type { GlobalArgs } from '../global-args.js';
 import { printJson, withStore } from '../setup.js';
 import { terminalSafe } from '../terminal-text.js';
+import { hostname } from 'node:os';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
@@ -18,8 +20,14 @@ function iso(d: Date | null): string | null {
   return d === null ? null : d.toISOString();
 }
 
+/** Who drives the run, and (a `running` one) whether that process is still there. */
+function ownerOfRun(r: LoopRunRecord, now: number): OwnerReport {
+  return ownerReport(r.status, { owner: ownerOf(r.config), updatedAt: r.updatedAt, me: { pid: process.pid, host: hostname() }, now, isAlive: pidAlive });
+}
+
 /** A run as JSON (snake_case). */
-function runJson(r: LoopRunRecord): Record<string, unknown> {
+function runJson(r: LoopRunRecord, now = Date.now()): Record<string, unknown> {
+  const owner = ownerOfRun(r, now);
   return {
     id: r.id,
     session_id: r.sessionId,
@@ -40,6 +48,8 @@ function runJson(r: LoopRunRecord): Record<string, unknown> {
     started_at: iso(r.startedAt),
     updated_at: iso(r.updatedAt),
     finished_at: iso(r.finishedAt),
+    // `alive`: false for a run left `running` by a navi that is gone (killed); null when not running.
+    owner: owner.owner === null ? null : { pid: owner.owner.pid, host: owner.owner.host, since: owner.owner.since, alive: owner.alive },
     task: r.task,
     config: r.config,
   };
@@ -81,10 +91,14 @@ export async function runsList(argv: Args): Promise<number> {
       process.stdout.write('no loop runs yet; start one with: navi loop tasks/<task>.yaml\n');
       return 0;
     }
+    const now = Date.now();
     for (const r of runs) {
       const progress = `${r.iteration}/${r.maxIterations}`.padStart(5);
       const why = r.reason ? ` (${r.reason})` : '';
-      process.stdout.write(`${terminalSafe(`${r.id}  ${when(r.startedAt)}  ${r.status.padEnd(16)} ${progress}  ${r.taskName}${why}`)}\n`);
+      const owner = ownerOfRun(r, now);
+      // A run whose navi was killed still says `running` in the database: say its owner is gone.
+      const gone = owner.alive === false ? ` — owner ${owner.text}; resume with: navi loop --resume ${r.id}` : '';
+      process.stdout.write(`${terminalSafe(`${r.id}  ${when(r.startedAt)}  ${r.status.padEnd(16)} ${progress}  ${r.taskName}${why}${gone}`)}\n`);
     }
     return 0;
   });
@@ -138,6 +152,8 @@ export async function runsShow(argv: Args): Promise<number> {
       `cwd: ${run.cwd}; session: ${run.sessionId}; started ${run.startedAt.toISOString()}${run.finishedAt ? `, finished ${run.finishedAt.toISOString()}` : ''}`,
       `hash history (since last reset): ${run.hashHistory.join(' ') || '(empty)'}`,
     ];
+    const owner = ownerOfRun(run, Date.now());
+    if (run.status === 'running') lines.push(`owner: ${owner.text}${owner.alive === true ? ' (running it now)' : ''}`);
     if (run.status !== 'completed' && run.status !== 'aborted') lines.push(`resume with: navi loop --resume ${run.id}`);
     for (const it of iterations) {
       lines.push('', `── iteration ${it.iteration}: ${it.phase}, hash ${it.stateHash}, gate ${it.gateDecision ?? '-'} (${it.gateReason ?? ''}), ${it.durationMs} ms, ${it.promptTokens + it.completionTokens} tokens`);
