@@ -30,7 +30,7 @@ export function tempDir(prefix: string): string {
 export interface NaviCallOptions {
   /** Added to the clean environment (after the database entries). */
   env?: Record<string, string>;
-  stdin?: string;
+  stdin?: string | Buffer;
   timeoutMs?: number;
   signalAfter?: RunOptions['signalAfter'];
   /** Set `CI=1` (default true). */

@@ -28,7 +28,7 @@ import {
   writeLastMessage,
   type ConventionArgs,
 } from '../run-conventions.js';
-import { readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
+import { promptText, readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
 
 interface RunArgs extends GlobalArgs, ConventionArgs {
   prompt?: string[];
@@ -69,8 +69,9 @@ export async function resolvePrompt(args: RunArgs, cwd: string, warn: (message: 
     if (args.file === '-') prompt = await readAllStdin();
     else {
       try {
-        prompt = readFileSync(resolve(cwd, args.file), 'utf8');
+        prompt = promptText(readFileSync(resolve(cwd, args.file)), `--file ${args.file}`);
       } catch (err) {
+        if (err instanceof InvalidInputError) throw err;
         throw new InvalidInputError('prompt_file_unreadable', `--file ${args.file}: cannot read it (${describeError(err)})`);
       }
     }
