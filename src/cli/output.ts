@@ -72,8 +72,16 @@ export class Output {
   private progressPrefix = '';
   /** The tool running now (its label), so a heartbeat keeps saying which one. */
   private runningTool: string | null = null;
+  /**
+   * stdout is not a terminal (captured, piped, redirected): it gets the final answer alone,
+   * exactly the `result` of `-o json` and a newline (`answerOnly`, README "Output").
+   */
+  private readonly answerOnly: boolean;
+  /** answerOnly: the main agent's reply being written, not yet known to be the final one. */
+  private pendingReply = '';
 
   constructor(private readonly opts: OutputOptions) {
+    this.answerOnly = answerOnly(opts.stdout);
     this.progress = createProgress({
       enabled: opts.mode === 'text' && !opts.quiet,
       stderr: opts.stderr,
@@ -186,14 +194,39 @@ export class Output {
   }
 
   private answerText(ev: Extract<AgentEvent, { type: 'text_delta' }>): void {
-    const key = `${(ev.agent_path ?? []).join('/')}@${ev.loop_iteration ?? ''}.${ev.iteration ?? ''}`;
+    // A sub-agent's answer is the parent's tool result, not the answer: progress only.
+    if (ev.is_subagent === true) {
+      this.activity('writing…', ev);
+      return;
+    }
+    if (this.answerOnly) {
+      // Final answer or words before a tool call? Known only when the reply ends.
+      this.pendingReply += ev.text;
+      this.activity('writing…', ev);
+      return;
+    }
+    this.writeAnswer(`@${ev.loop_iteration ?? ''}.${ev.iteration ?? ''}`, ev.text);
+  }
+
+  /**
+   * answerOnly: the main agent's reply turned out to be words before a tool call, not the
+   * answer. A person at a terminal sees them on stderr; a script gets nothing.
+   */
+  private intermediateReply(): void {
+    const words = this.pendingReply.trim();
+    this.pendingReply = '';
+    if (words.length > 0) this.progress.log(terminalSafe(words));
+  }
+
+  /** Answer text on stdout, in paragraphs: one per model reply (`key`). */
+  private writeAnswer(key: string, text: string): void {
     if (this.segment !== key) {
       this.endSegment();
       if (this.segmentsWritten) this.text('\n');
       this.segment = key;
     }
     this.progress.pause();
-    this.streamed(ev.text);
+    this.streamed(text);
   }
 
   private renderText(ev: AgentEvent): void {
@@ -213,7 +246,10 @@ export class Output {
         this.activity('thinking…', ev);
         break;
       case 'tool_started':
-        if (ev.is_subagent !== true) this.runningTool = toolLabel(ev.name, ev.arguments);
+        if (ev.is_subagent !== true) {
+          this.runningTool = toolLabel(ev.name, ev.arguments);
+          this.intermediateReply();
+        }
         this.activity(toolLabel(ev.name, ev.arguments), ev);
         break;
       case 'tool_call':
@@ -243,6 +279,11 @@ export class Output {
       case 'stream_end':
         // The turn's answer is complete; in loop mode the runner now gathers evidence (checks
         // may run for minutes), in one shot navi saves and may extract memories.
+        if (this.answerOnly && ev.is_subagent !== true) {
+          // The turn's final text, as the result carries it (a structured answer included).
+          this.pendingReply = '';
+          if (ev.text.length > 0) this.writeAnswer(`@${ev.loop_iteration ?? ''}`, ev.text);
+        }
         this.endSegment();
         // A sub-agent's end is the parent's tool finishing: its tool_call follows.
         if (ev.is_subagent !== true) this.activity(this.progressPrefix === '' ? 'finishing…' : 'checking the evidence…');
@@ -295,6 +336,14 @@ export class Output {
   close(): void {
     this.progress.stop();
   }
+}
+
+/**
+ * Whether text mode's stdout gets the final answer alone (not a terminal: `answer=$(navi run …)`,
+ * a pipe, a file) rather than every reply streamed as it is written (a person at a terminal).
+ */
+export function answerOnly(stdout: { isTTY?: boolean }): boolean {
+  return stdout.isTTY !== true;
 }
 
 /** A tool call for the progress line: the model chose the name and the arguments. */
