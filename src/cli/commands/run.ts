@@ -144,6 +144,19 @@ export interface LoopHandover {
   release: () => void;
 }
 
+/**
+ * The session a failed run's result may name: only a stored one. A new session whose model
+ * never answered (Ollama unreachable, model not pulled) is not stored: its id named nothing.
+ */
+async function storedSession(rt: Runtime | null, sessionId: string): Promise<string> {
+  if (rt === null || sessionId === '') return '';
+  try {
+    return (await (await rt.store).sessions.get(sessionId)) ? sessionId : '';
+  } catch {
+    return '';
+  }
+}
+
 /** `navi run`, as far as one shot goes: an exit code, or the handover to loop mode. */
 export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Promise<number | LoopHandover> {
   const args = argv as RunArgs;
@@ -243,7 +256,7 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     });
     return stop.finish(EXIT[status]);
   } catch (err) {
-    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId }));
+    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: await storedSession(rt, sessionId) }));
   } finally {
     // A handover closes the output when it releases the handlers.
     if (handover === null) output.close();
