@@ -79,6 +79,11 @@ export class Output {
   private readonly answerOnly: boolean;
   /** answerOnly: the main agent's reply being written, not yet known to be the final one. */
   private pendingReply = '';
+  /**
+   * The main agent's `error` not yet shown: when the result that follows says the same, its
+   * `navi: …` line is the one line of the failure (not the same message twice).
+   */
+  private pendingError: string | null = null;
 
   constructor(private readonly opts: OutputOptions) {
     this.answerOnly = answerOnly(opts.stdout);
@@ -229,7 +234,17 @@ export class Output {
     this.streamed(text);
   }
 
+  /** Shows the held-back `error` (something other than the run's end came after it). */
+  private flushError(): void {
+    if (this.pendingError === null) return;
+    const message = this.pendingError;
+    this.pendingError = null;
+    this.diagnostic(`error: ${message}`);
+  }
+
   private renderText(ev: AgentEvent): void {
+    // The turn's end and heartbeats may come between an error and the result that repeats it.
+    if (ev.type !== 'stream_end' && ev.type !== 'heartbeat') this.flushError();
     if (isLoopEvent(ev)) {
       if (ev.type === 'iteration_started') this.progressPrefix = `iteration ${ev.iteration ?? '?'}/${ev.max_iterations}`;
       if (ev.type === 'loop_complete') this.progressPrefix = '';
@@ -263,7 +278,8 @@ export class Output {
         if (!this.opts.quiet) this.diagnostic(`warning: ${ev.message}`);
         break;
       case 'error':
-        this.diagnostic(`error: ${ev.message}`);
+        if (ev.is_subagent === true) this.diagnostic(`error: ${ev.message}`);
+        else this.pendingError = ev.message;
         break;
       case 'heartbeat':
         // Mid-line in the answer (the model paused while writing), a spinner would break the line.
@@ -308,6 +324,8 @@ export class Output {
     if (this.opts.mode === 'text') {
       this.flushStreamed();
       if (this.wroteText && !this.atLineStart) this.text('\n');
+      if (this.pendingError !== null && !payload.errors.includes(this.pendingError)) this.flushError();
+      this.pendingError = null;
       if (payload.status !== 'success') {
         for (const e of payload.errors) this.diagnostic(`navi: ${e}`);
         if (payload.errors.length === 0) this.diagnostic(`navi: ${payload.status} (${payload.reason})`);
