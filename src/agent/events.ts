@@ -171,7 +171,7 @@ const loopEventPayloads = {
     max_iterations: z.number().int(),
     phase: z.string().nullable(),
     state_hash: z.string().nullable(),
-    indicators: indicators.nullable(),
+    indicators: indicators.nullable().describe('the last iteration\'s indicators, with marker_created true once the ending wrote its marker (as the block shows)'),
     marker: z.string().nullable().describe('context marker written, relative to the working directory'),
     resumable: z.boolean(),
     resume_command: z.string().optional(),
@@ -266,7 +266,7 @@ export const eventPayloads = {
     indicators: z
       .record(z.string(), indicatorValue)
       .optional()
-      .describe('loop mode: the last iteration\'s six indicators (true, false or "skipped")'),
+      .describe('loop mode: the last iteration\'s six indicators (true, false or "skipped"), with marker_created true once the ending wrote its marker (as the LOOP COMPLETE block shows)'),
     state_hash: z.string().optional().describe('loop mode: the last iteration\'s state hash'),
     errors: z.array(z.string()).describe('one-line error messages'),
     structured: z

@@ -57,10 +57,20 @@ function lazy(load: () => Promise<Handler>, sink: { code: number }): (argv: Reco
   };
 }
 
-/** A reader that went away (`navi sessions list | head`) is not an error worth a stack trace. */
-export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream, code: () => number): void {
+/**
+ * The exit code of a writer whose reader went away: 128 + SIGPIPE (13), what the shell reports for
+ * `yes | head -1` (Node ignores SIGPIPE, so navi says it with an exit code). Not 0: the output
+ * was cut, and `set -o pipefail` scripts must see it.
+ */
+export const EXIT_BROKEN_PIPE = 141;
+
+/**
+ * A reader that went away (`navi -o stream-json … | head -1`): exit at once, as SIGPIPE would,
+ * without a message (the reader chose to stop) and without a stack trace.
+ */
+export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(code());
+    if (err.code === 'EPIPE') process.exit(EXIT_BROKEN_PIPE);
     throw err;
   });
 }
@@ -73,8 +83,8 @@ async function finish(code: number): Promise<never> {
 
 export async function main(args: string[]): Promise<void> {
   const sink = { code: 0 };
-  exitQuietlyOnBrokenPipe(process.stdout, () => sink.code);
-  exitQuietlyOnBrokenPipe(process.stderr, () => sink.code);
+  exitQuietlyOnBrokenPipe(process.stdout);
+  exitQuietlyOnBrokenPipe(process.stderr);
   let expanded: string[];
   try {
     // `navi "prompt"` is `navi run "prompt"`; options without a command or prompt are exit 2.

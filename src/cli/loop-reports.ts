@@ -6,7 +6,7 @@
  * the Actions runner reads workflow commands from both). Rendering is `src/report/`; this file
  * reads the stored run and writes files.
  */
-import { appendFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describeError, InvalidInputError, printable } from '../errors.js';
 import { githubAnnotations } from '../report/annotations.js';
@@ -30,18 +30,20 @@ export interface LoopReports {
   write(ctx: { store: Store | null; runId: string | undefined; taskName: string; exitCode: number; error?: string }): Promise<void>;
 }
 
-/** Checks that each report's folder exists before the run starts (exit 2 otherwise). */
+/**
+ * Makes each report's folder before the run starts, as JUnit writers do (`reports/` in a fresh
+ * CI checkout); exit 2 when it cannot be made (a file in the way, no permission).
+ */
 function checkTarget(flag: string, file: string | undefined, cwd: string): string | undefined {
   if (file === undefined) return undefined;
   if (file.trim() === '') throw new InvalidInputError('flag_invalid', `${flag} needs a file name`);
   const path = resolve(cwd, file);
-  let isDir: boolean;
   try {
-    isDir = statSync(dirname(path)).isDirectory();
-  } catch {
-    isDir = false;
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (err) {
+    throw new InvalidInputError('flag_invalid', `${flag} ${printable(file)}: cannot make its folder ${printable(dirname(path))} (${describeError(err)})`);
   }
-  if (!isDir) throw new InvalidInputError('flag_invalid', `${flag} ${printable(file)}: its folder ${printable(dirname(path))} does not exist`);
+  if (existsSync(path) && statSync(path).isDirectory()) throw new InvalidInputError('flag_invalid', `${flag} ${printable(file)} is a folder; name a file`);
   return path;
 }
 
@@ -81,6 +83,8 @@ export function loopReports(args: ReportArgs, cwd: string, env: Record<string, s
         const run = ctx.runId !== undefined && ctx.store !== null ? await ctx.store.loopRuns.get(ctx.runId) : null;
         if (run !== null && ctx.store !== null) {
           report = buildRunReport(run, await ctx.store.loopRuns.listIterations(run.id), ctx.exitCode);
+          // What ended the command (a replay mismatch and its diff) when the stored run does not say it.
+          if (ctx.error !== undefined) report.error = ctx.error;
         } else {
           report = unstartedReport(ctx.taskName, ctx.exitCode, ctx.error ?? 'the run did not start');
         }
@@ -96,8 +100,13 @@ export function loopReports(args: ReportArgs, cwd: string, env: Record<string, s
           process.stderr.write(`navi: could not write ${printable(what)} (${describeError(err)})${again}\n`);
         }
       };
-      if (junit !== undefined) attempt(`--junit ${args.junit ?? ''}`, () => writeFileSync(junit, renderJunit(report)));
-      if (summary !== undefined) attempt(`--summary ${args.summary ?? ''}`, () => writeFileSync(summary, markdown));
+      // The folders were made at the start; made again if the run's own work removed them.
+      const write = (file: string, text: string): void => {
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, text);
+      };
+      if (junit !== undefined) attempt(`--junit ${args.junit ?? ''}`, () => write(junit, renderJunit(report)));
+      if (summary !== undefined) attempt(`--summary ${args.summary ?? ''}`, () => write(summary, markdown));
       if (stepSummary !== undefined) attempt('GITHUB_STEP_SUMMARY', () => appendFileSync(stepSummary, `${markdown}\n`));
       if (onGithub) {
         const lines = githubAnnotations(report);

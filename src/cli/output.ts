@@ -72,8 +72,21 @@ export class Output {
   private progressPrefix = '';
   /** The tool running now (its label), so a heartbeat keeps saying which one. */
   private runningTool: string | null = null;
+  /**
+   * stdout is not a terminal (captured, piped, redirected): it gets the final answer alone,
+   * exactly the `result` of `-o json` and a newline (`answerOnly`, README "Output").
+   */
+  private readonly answerOnly: boolean;
+  /** answerOnly: the main agent's reply being written, not yet known to be the final one. */
+  private pendingReply = '';
+  /**
+   * The main agent's `error` not yet shown: when the result that follows says the same, its
+   * `navi: …` line is the one line of the failure (not the same message twice).
+   */
+  private pendingError: string | null = null;
 
   constructor(private readonly opts: OutputOptions) {
+    this.answerOnly = answerOnly(opts.stdout);
     this.progress = createProgress({
       enabled: opts.mode === 'text' && !opts.quiet,
       stderr: opts.stderr,
@@ -186,17 +199,52 @@ export class Output {
   }
 
   private answerText(ev: Extract<AgentEvent, { type: 'text_delta' }>): void {
-    const key = `${(ev.agent_path ?? []).join('/')}@${ev.loop_iteration ?? ''}.${ev.iteration ?? ''}`;
+    // A sub-agent's answer is the parent's tool result, not the answer: progress only.
+    if (ev.is_subagent === true) {
+      this.activity('writing…', ev);
+      return;
+    }
+    if (this.answerOnly) {
+      // Final answer or words before a tool call? Known only when the reply ends.
+      this.pendingReply += ev.text;
+      this.activity('writing…', ev);
+      return;
+    }
+    this.writeAnswer(`@${ev.loop_iteration ?? ''}.${ev.iteration ?? ''}`, ev.text);
+  }
+
+  /**
+   * answerOnly: the main agent's reply turned out to be words before a tool call, not the
+   * answer. A person at a terminal sees them on stderr; a script gets nothing.
+   */
+  private intermediateReply(): void {
+    const words = this.pendingReply.trim();
+    this.pendingReply = '';
+    if (words.length > 0) this.progress.log(terminalSafe(words));
+  }
+
+  /** Answer text on stdout, in paragraphs: one per model reply (`key`). */
+  private writeAnswer(key: string, text: string): void {
     if (this.segment !== key) {
       this.endSegment();
       if (this.segmentsWritten) this.text('\n');
       this.segment = key;
     }
     this.progress.pause();
-    this.streamed(ev.text);
+    this.streamed(text);
+  }
+
+  /** Shows the held-back `error` (something other than the run's end came after it). */
+  private flushError(): void {
+    if (this.pendingError === null) return;
+    const message = this.pendingError;
+    this.pendingError = null;
+    this.diagnostic(`error: ${message}`);
   }
 
   private renderText(ev: AgentEvent): void {
+    // The turn's end and heartbeats may come between an error and the result that repeats it.
+    if (ev.type !== 'stream_end' && ev.type !== 'heartbeat') this.flushError();
     if (isLoopEvent(ev)) {
       if (ev.type === 'iteration_started') this.progressPrefix = `iteration ${ev.iteration ?? '?'}/${ev.max_iterations}`;
       if (ev.type === 'loop_complete') this.progressPrefix = '';
@@ -213,7 +261,10 @@ export class Output {
         this.activity('thinking…', ev);
         break;
       case 'tool_started':
-        if (ev.is_subagent !== true) this.runningTool = toolLabel(ev.name, ev.arguments);
+        if (ev.is_subagent !== true) {
+          this.runningTool = toolLabel(ev.name, ev.arguments);
+          this.intermediateReply();
+        }
         this.activity(toolLabel(ev.name, ev.arguments), ev);
         break;
       case 'tool_call':
@@ -227,7 +278,8 @@ export class Output {
         if (!this.opts.quiet) this.diagnostic(`warning: ${ev.message}`);
         break;
       case 'error':
-        this.diagnostic(`error: ${ev.message}`);
+        if (ev.is_subagent === true) this.diagnostic(`error: ${ev.message}`);
+        else this.pendingError = ev.message;
         break;
       case 'heartbeat':
         // Mid-line in the answer (the model paused while writing), a spinner would break the line.
@@ -243,6 +295,11 @@ export class Output {
       case 'stream_end':
         // The turn's answer is complete; in loop mode the runner now gathers evidence (checks
         // may run for minutes), in one shot navi saves and may extract memories.
+        if (this.answerOnly && ev.is_subagent !== true) {
+          // The turn's final text, as the result carries it (a structured answer included).
+          this.pendingReply = '';
+          if (ev.text.length > 0) this.writeAnswer(`@${ev.loop_iteration ?? ''}`, ev.text);
+        }
         this.endSegment();
         // A sub-agent's end is the parent's tool finishing: its tool_call follows.
         if (ev.is_subagent !== true) this.activity(this.progressPrefix === '' ? 'finishing…' : 'checking the evidence…');
@@ -267,6 +324,8 @@ export class Output {
     if (this.opts.mode === 'text') {
       this.flushStreamed();
       if (this.wroteText && !this.atLineStart) this.text('\n');
+      if (this.pendingError !== null && !payload.errors.includes(this.pendingError)) this.flushError();
+      this.pendingError = null;
       if (payload.status !== 'success') {
         for (const e of payload.errors) this.diagnostic(`navi: ${e}`);
         if (payload.errors.length === 0) this.diagnostic(`navi: ${payload.status} (${payload.reason})`);
@@ -295,6 +354,14 @@ export class Output {
   close(): void {
     this.progress.stop();
   }
+}
+
+/**
+ * Whether text mode's stdout gets the final answer alone (not a terminal: `answer=$(navi run …)`,
+ * a pipe, a file) rather than every reply streamed as it is written (a person at a terminal).
+ */
+export function answerOnly(stdout: { isTTY?: boolean }): boolean {
+  return stdout.isTTY !== true;
 }
 
 /** A tool call for the progress line: the model chose the name and the arguments. */

@@ -1,7 +1,8 @@
 /**
  * Progress on stderr for a person at a terminal: an ora spinner showing "thinking…" and tool
- * activity. Off when stderr is not a TTY, under CI, with TERM=dumb, or when the terminal
- * reports 0 columns (ora spins forever at ~80% CPU there — STACK-NOTES).
+ * activity. Off when stderr is not a TTY, under CI or with TERM=dumb. A terminal that reports 0
+ * columns (`script`, `docker run -t` without a size) gets progress at `COLUMNS` or 80 columns:
+ * ora divides by the width and would spin forever at ~80% CPU on 0 (STACK-NOTES).
  *
  * The spinner lives as long as the run: `pause` clears it while stdout is written (the
  * answer streaming, a status block), the next `update` brings it back. Only `stop` is final.
@@ -31,9 +32,22 @@ export interface ProgressOptions {
   color: boolean;
 }
 
+/** The width assumed for a terminal that reports none: what terminals open at. */
+export const FALLBACK_COLUMNS = 80;
+
 /** Whether a spinner may run on this stderr (pure; table-tested). */
-export function spinnerAllowed(o: { isTTY: boolean; columns: number | undefined; env: Record<string, string | undefined> }): boolean {
-  return o.isTTY && (o.columns ?? 0) > 0 && !('CI' in o.env) && o.env.TERM !== 'dumb';
+export function spinnerAllowed(o: { isTTY: boolean; env: Record<string, string | undefined> }): boolean {
+  return o.isTTY && !('CI' in o.env) && o.env.TERM !== 'dumb';
+}
+
+/**
+ * The width progress is drawn for: the terminal's own, else `COLUMNS`, else 80 — never 0
+ * (pure; table-tested).
+ */
+export function progressColumns(columns: number | undefined, env: Record<string, string | undefined>): number {
+  if (columns !== undefined && columns > 0) return columns;
+  const fromEnv = Number(env.COLUMNS);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : FALLBACK_COLUMNS;
 }
 
 const noop: Progress = {
@@ -47,7 +61,9 @@ const noop: Progress = {
 };
 
 export function createProgress(opts: ProgressOptions): Progress {
-  if (!opts.enabled || !spinnerAllowed({ isTTY: opts.stderr.isTTY === true, columns: opts.stderr.columns, env: opts.env })) return noop;
+  if (!opts.enabled || !spinnerAllowed({ isTTY: opts.stderr.isTTY === true, env: opts.env })) return noop;
+  // ora reads the width at every frame; a resize sets the real one again.
+  if (!(opts.stderr.columns > 0)) opts.stderr.columns = progressColumns(opts.stderr.columns, opts.env);
   let spinner: Ora | null = null;
   let pendingText: string | null = null;
   let stopped = false;

@@ -8,6 +8,7 @@
  * a redirected file is read at once. Without an argument stdin IS the prompt and is waited for.
  */
 import { fstatSync } from 'node:fs';
+import { InvalidInputError } from '../errors.js';
 
 /**
  * How long a pipe may stay silent before navi runs on the argument alone: long enough for a
@@ -27,16 +28,40 @@ export function stdinKind(): 'none' | 'file' | 'pipe' {
   }
 }
 
-/** All of stdin, waiting as long as it takes. */
+/**
+ * Whether input is binary rather than text: it holds a NUL byte, the test git and grep use
+ * (no text encoding a prompt may be in puts NUL in text, and PostgreSQL text cannot store it).
+ * Invalid UTF-8 without NUL (a Latin-1 file) is text: it decodes with U+FFFD where it is wrong.
+ */
+export function isBinary(bytes: Uint8Array): boolean {
+  return bytes.includes(0);
+}
+
+/**
+ * Input bytes as prompt text, or exit 2 before any model call when they are binary
+ * (`head -c 3000 /bin/ls | navi run` once reached the model and then failed to be stored).
+ * `source` names the input: "stdin", "--file notes.bin".
+ */
+export function promptText(bytes: Buffer, source: string): string {
+  if (isBinary(bytes)) {
+    throw new InvalidInputError(
+      'input_binary',
+      `${source} is binary (it contains NUL bytes): navi takes text; pass a text file, or name the file in the prompt and let the model inspect it with its tools`,
+    );
+  }
+  return bytes.toString('utf8');
+}
+
+/** All of stdin, waiting as long as it takes (exit 2 when it is binary). */
 export async function readAllStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return promptText(Buffer.concat(chunks), 'stdin');
 }
 
 /**
  * All of stdin, or null when nothing (not even its end) came within `graceMs`: then stdin is
- * let go and the run goes on without it.
+ * let go and the run goes on without it. Binary stdin rejects (exit 2), as in `readAllStdin`.
  */
 export function readStdinWithGrace(graceMs: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
@@ -55,10 +80,19 @@ export function readStdinWithGrace(graceMs: number): Promise<string | null> {
       started = true;
       chunks.push(chunk);
     };
-    const onEnd = (): void => done(Buffer.concat(chunks).toString('utf8'));
     const onError = (err: Error): void => {
       clearTimeout(timer);
       reject(err);
+    };
+    const onEnd = (): void => {
+      let text: string;
+      try {
+        text = promptText(Buffer.concat(chunks), 'stdin');
+      } catch (err) {
+        onError(err as Error);
+        return;
+      }
+      done(text);
     };
     const timer = setTimeout(() => {
       if (!started) done(null);

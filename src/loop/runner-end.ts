@@ -116,7 +116,8 @@ export function loopCompleteEvent(end: Ending, ctx: EndContext, marker: string |
     max_iterations: ctx.maxIterations,
     phase: ctx.last?.phase ?? null,
     state_hash: ctx.last?.hash ?? null,
-    indicators: ctx.last === null ? null : { ...ctx.last.indicators.values },
+    // As the LOOP COMPLETE block shows them: the marker the ending wrote counts (issue 18, item 15).
+    indicators: ctx.last === null ? null : { ...endingIndicators(ctx.last.indicators, marker !== null).values },
     marker,
     resumable,
   };

@@ -21,7 +21,7 @@ import type { Evidence } from './evidence.js';
 import { buildIterationMessage } from './iteration-message.js';
 import { startHeartbeat } from './ownership.js';
 import { IterationDecider } from './runner-decide.js';
-import { endingMarker, isResumable, loopCompleteEvent, type EndContext, type Ending } from './runner-end.js';
+import { endingIndicators, endingMarker, isResumable, loopCompleteEvent, type EndContext, type Ending } from './runner-end.js';
 import { gateEvent, interrupted, statusEvent, stopEnding, turnEnding } from './runner-events.js';
 import { openRun, type OpenRun } from './runner-open.js';
 import { runIterationTurn } from './runner-turn.js';
@@ -330,7 +330,8 @@ class LoopRunner {
       sessionId: this.open.run.sessionId,
       iterations: s.iteration,
       maxIterations: s.maxIterations,
-      indicators: s.last === null ? null : { ...s.last.indicators.values },
+      // The same as loop_complete and its block say: with the ending's marker.
+      indicators: s.last === null ? null : { ...endingIndicators(s.last.indicators, marker.path !== null).values },
       stateHash: s.last?.hash ?? null,
       finalText: this.finalText,
       modelCalls: this.modelCalls,

@@ -2,11 +2,12 @@
  * A loop run as JUnit XML, the format Jenkins, GitLab and GitHub test reporters read (valid
  * against the Jenkins xUnit plugin's junit-10.xsd, checked in the tests). One `<testsuite>` per
  * committed iteration with one `<testcase>` per task check (a check that exited non-zero, or
- * did not finish, is a `<failure>` with its output tail), or a single passing case with the
+ * did not finish, in the last iteration is a `<failure>` with its output tail; in an earlier
+ * one it is history, said in `system-out` — `failureCounts`), or a single passing case with the
  * status block when the task has no checks; then a last suite with the `exit gate` case, which
  * fails — message: the gate's reason — unless the run completed.
  */
-import { gateFailure, seconds, type IterationReport, type RunReport } from './run-report.js';
+import { gateFailure, seconds, type CheckReport, type IterationReport, type RunReport } from './run-report.js';
 
 /** XML 1.0 allows tab, newline, carriage return and these ranges; anything else (ANSI escapes in check output) is replaced. */
 // eslint-disable-next-line no-control-regex
@@ -61,22 +62,42 @@ function checkFailure(exitCode: number | null, timedOut: boolean): string {
   return exitCode === null ? 'did not finish' : `exit code ${exitCode}`;
 }
 
-function iterationCases(report: RunReport, it: IterationReport): Case[] {
+/**
+ * Whether a check that failed in an iteration is a `<failure>` of the report: only in the last
+ * committed iteration, the state the run ended in. Earlier iterations are the way there (a
+ * test red in iteration 1 and fixed in 2 is not a failure of the green run): their failing
+ * checks are said in `system-out` and the suite's `failed_checks` property. Pure; table-tested.
+ */
+export function failureCounts(iteration: number, lastIteration: number): boolean {
+  return iteration === lastIteration;
+}
+
+function isPassing(c: CheckReport): boolean {
+  return c.exitCode === 0 && !c.timedOut;
+}
+
+function iterationCases(report: RunReport, it: IterationReport, lastIteration: number): Case[] {
   const classname = `navi.loop.${classPart(report.taskName)}.iteration_${it.iteration}`;
   if (it.checks.length === 0) {
     return [{ name: `iteration ${it.iteration}`, classname, ms: it.durationMs, out: it.statusBlock }];
   }
   return it.checks.map((c) => {
-    const passed = c.exitCode === 0 && !c.timedOut;
-    return {
-      name: `check ${c.name}`,
-      classname,
-      ms: c.durationMs,
-      ...(passed
-        ? { out: c.outputTail }
-        : { failure: { message: `check "${c.name}" failed in iteration ${it.iteration}: ${checkFailure(c.exitCode, c.timedOut)}`, type: 'check_failed', body: c.outputTail } }),
-    };
+    const name = `check ${c.name}`;
+    if (isPassing(c)) return { name, classname, ms: c.durationMs, out: c.outputTail };
+    const what = `check "${c.name}" failed in iteration ${it.iteration}: ${checkFailure(c.exitCode, c.timedOut)}`;
+    if (!failureCounts(it.iteration, lastIteration)) {
+      return { name, classname, ms: c.durationMs, out: `${what} (an earlier iteration; the run's state is iteration ${lastIteration})\n${c.outputTail}` };
+    }
+    return { name, classname, ms: c.durationMs, failure: { message: what, type: 'check_failed', body: c.outputTail } };
   });
+}
+
+/** `tests (exit code 1), lint (timed out)`: the checks that failed in an iteration. */
+function failedChecks(it: IterationReport): string {
+  return it.checks
+    .filter((c) => !isPassing(c))
+    .map((c) => `${c.name} (${checkFailure(c.exitCode, c.timedOut)})`)
+    .join(', ');
 }
 
 function suite(name: string, cases: Case[], ms: number, started: Date, props: Record<string, string>): string {
@@ -96,8 +117,9 @@ export function renderJunit(report: RunReport): string {
     failures += cases.filter((c) => c.failure !== undefined).length;
     return cases;
   };
+  const lastIteration = report.iterations.at(-1)?.iteration ?? 0;
   for (const it of report.iterations) {
-    const cases = count(iterationCases(report, it));
+    const cases = count(iterationCases(report, it, lastIteration));
     suites.push(
       suite(`${report.taskName} › iteration ${it.iteration}`, cases, it.durationMs, it.startedAt, {
         run_id: report.runId,
@@ -106,6 +128,7 @@ export function renderJunit(report: RunReport): string {
         gate_decision: it.gateDecision ?? '',
         gate_reason: it.gateReason ?? '',
         tokens: String(it.promptTokens + it.completionTokens),
+        failed_checks: failedChecks(it),
       }),
     );
   }
@@ -117,7 +140,7 @@ export function renderJunit(report: RunReport): string {
     ms: report.durationMs,
     ...(failure === null
       ? { out: last?.gateReason ?? 'completed' }
-      : { failure: { message: failure, type: report.status, body: last?.statusBlock ?? '' } }),
+      : { failure: { message: failure, type: report.status, body: [report.error, last?.statusBlock].filter((t) => t !== undefined && t !== '').join('\n\n') } }),
   };
   suites.push(
     suite(`${report.taskName} › exit gate`, count([gate]), report.durationMs, report.startedAt, {

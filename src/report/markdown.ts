@@ -92,7 +92,15 @@ export function renderMarkdown(report: RunReport): string {
     '',
   ];
   const failure = gateFailure(report);
-  if (failure !== null) lines.push(`> **Not completed:** ${mdText(failure)}`, '');
+  if (failure !== null) {
+    // An error's lines (a replay mismatch's diff) keep their layout in a block of their own.
+    const [first = failure] = report.error === undefined ? [failure] : failure.split('\n');
+    lines.push(`> **Not completed:** ${mdText(first)}`, '');
+    if (report.error !== undefined) {
+      const f = fence(report.error);
+      lines.push(`${f}text`, report.error, f, '');
+    }
+  }
   lines.push(`**Indicators** (last iteration): ${indicatorList(report.indicators)}`, '');
   // A run that never started has no id to show.
   if (report.runId.startsWith('run_')) lines.push(`Run \`${report.runId}\` · started ${report.startedAt.toISOString()}`, '');

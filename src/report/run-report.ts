@@ -52,6 +52,11 @@ export interface RunReport {
   durationMs: number;
   startedAt: Date;
   finishedAt: Date | null;
+  /**
+   * What ended the command when the stored run does not say it (a replay mismatch and its
+   * diff, a database failure): known only to the report written as `navi loop` ends.
+   */
+  error?: string;
 }
 
 /** The exit code `navi loop` ends with for each final status (SPEC §4). */
@@ -130,8 +135,14 @@ export function buildRunReport(run: LoopRunRecord, iterations: readonly LoopIter
 
 /** Why the run did not pass the exit gate, in one line (null when it completed). */
 export function gateFailure(report: RunReport): string | null {
-  if (report.status === 'completed') return null;
   const last = report.iterations.at(-1);
+  if (report.error !== undefined) {
+    // The command failed although the stored run may say completed (a replay that mismatched after the gate).
+    const status = report.status === 'completed' || report.status === 'running' ? 'failed' : report.status;
+    const gate = last?.gateReason ? `; the exit gate had said: ${last.gateReason}` : '';
+    return `${status} (${report.reason ?? 'error'}): ${report.error}${gate}`;
+  }
+  if (report.status === 'completed') return null;
   const why = report.reason ?? report.status;
   if (last?.gateReason) return `${report.status} (${why}): the exit gate said: ${last.gateReason}`;
   return `${report.status} (${why})${report.iterations.length === 0 ? ': no iteration was committed' : ''}`;

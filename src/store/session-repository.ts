@@ -6,6 +6,7 @@ import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { StorageError } from '../errors.js';
 import type { NaviDatabase } from './database.js';
 import { guardQuery } from './driver-errors.js';
+import { pgText } from './encoding.js';
 import { sessions } from './schema.js';
 import type { NewSession, SessionKind, SessionRecord, SessionRepository } from './types.js';
 
@@ -33,7 +34,8 @@ export function createSessionRepository(db: NaviDatabase): SessionRepository {
             profile: session.profile,
             cwd: session.cwd,
             parentId: session.parentId ?? null,
-            title: session.title,
+            // The first words of a prompt, or a sub-agent's task the model wrote: may hold NUL.
+            title: pgText(session.title),
             model: session.model,
           }),
         (code) => {

@@ -8,7 +8,7 @@ import { DEFAULT_VERSION as DEFAULT_FAKE_VERSION } from '../support/fake-ollama-
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { THINK_MIN_VERSION, parseOllamaVersion } from '../../src/cli/commands/doctor.js';
+import { THINK_MIN_VERSION, doctorNumCtx, parseOllamaVersion } from '../../src/cli/commands/doctor.js';
 import { forEachBackend } from '../support/databases.js';
 import type { FakeModel } from '../support/fake-ollama.js';
 import { SCENARIO_TIMEOUT_MS, describeRun, scenario } from '../scenario/helpers.js';
@@ -23,6 +23,21 @@ const MODELS: FakeModel[] = [
   { name: 'llama3.1:8b', capabilities: ['completion'] },
   { name: 'mistral:7b', capabilities: ['completion', 'tools'] },
 ];
+
+describe('doctorNumCtx', () => {
+  it.each<[number, boolean, number | undefined, string, string | undefined]>([
+    [65536, false, 40960, '; runs use num_ctx 40960 (the default 65536 fitted to the model)', undefined],
+    [65536, true, 40960, '', 'exceeds'],
+    [32768, true, 40960, '', undefined],
+    [65536, false, undefined, '', undefined],
+    [65536, false, 131072, '', undefined],
+  ])('num_ctx %i explicit %s, context length %s', (configured, explicit, len, note, warning) => {
+    const got = doctorNumCtx(configured, explicit, len);
+    expect(got.note).toBe(note);
+    if (warning === undefined) expect(got.warning).toBeUndefined();
+    else expect(got.warning).toContain(warning);
+  });
+});
 
 describe('parseOllamaVersion', () => {
   it.each<[string, [number, number, number] | undefined]>([
@@ -55,8 +70,11 @@ forEachBackend(
         const s = await scenario(backend, { models: MODELS, turns: [] });
         const run = await s.navi(['doctor']);
         expect(run.code, describeRun(run)).toBe(0);
-        expect(line(run.stdout, 'model')).toMatch(/^✓ model\s+qwen3:8b is pulled, context length 40960, capabilities: completion, tools, thinking$/);
-        expect(run.stdout).not.toMatch(/warning: .*(thinking|capabilities|version)/);
+        expect(line(run.stdout, 'model')).toMatch(
+          /^✓ model\s+qwen3:8b is pulled, context length 40960, capabilities: completion, tools, thinking; runs use num_ctx 40960 \(the default 65536 fitted to the model\)$/,
+        );
+        // Issue 18, item 15: no warning about a num_ctx the user never set.
+        expect(run.stdout).not.toMatch(/warning: .*(thinking|capabilities|version|num_ctx)/);
 
         const json = await s.navi(['doctor', '-o', 'json']);
         expect(json.code, describeRun(json)).toBe(0);
@@ -102,6 +120,17 @@ forEachBackend(
         const off = await s.navi(['doctor', '--model', 'mistral:7b']);
         expect(off.code, describeRun(off)).toBe(0);
         expect(off.stdout).not.toContain('warning: mistral:7b does not support thinking');
+      }, SCENARIO_TIMEOUT_MS);
+    });
+
+    describe('doctor: num_ctx', () => {
+      it('warns about a num_ctx the user set above the model\'s context length, naming where it came from', async () => {
+        const s = await scenario(backend, { models: MODELS, turns: [] });
+        fs.writeFileSync(path.join(s.cwd, '.nav-config.json'), JSON.stringify({ llm: { num_ctx: 131072 } }));
+        const run = await s.navi(['doctor']);
+        expect(run.code, describeRun(run)).toBe(0);
+        expect(run.stdout).toContain("  warning: llm.num_ctx 131072 (set in your configuration) exceeds the model's context length 40960");
+        expect(line(run.stdout, 'model')).not.toContain('runs use num_ctx');
       }, SCENARIO_TIMEOUT_MS);
     });
 

@@ -47,7 +47,12 @@ forEachBackend((backend) => {
         expect(String(status.block)).toContain('  [ ] Ticket closed (skipped - no ticket)');
         expect(status.state_hash).toMatch(/^[0-9a-f]{6}$/);
         const result = resultOf(run);
-        expect(result).toMatchObject({ status: 'success', reason: 'gate_passed', exit_code: 0, iterations: 1, state_hash: status.state_hash, indicators: status.indicators });
+        // The ending wrote its marker: the JSON says so, as the LOOP COMPLETE block does (issue 18, item 15).
+        const ending = { ...(status.indicators as Record<string, unknown>), marker_created: true };
+        expect(result).toMatchObject({ status: 'success', reason: 'gate_passed', exit_code: 0, iterations: 1, state_hash: status.state_hash, indicators: ending });
+        const complete = eventsOf(events, 'loop_complete')[0]!;
+        expect(complete.indicators).toEqual(ending);
+        expect(String(complete.block)).toMatch(/\[x\] Marker created/);
         expect(git(s.cwd, 'log', '--oneline')).toContain('Fix add()');
         const markers = markerFiles(s.cwd);
         expect(markers).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d-\d{4}_fix-add\.md$/)]);

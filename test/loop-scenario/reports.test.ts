@@ -28,12 +28,8 @@ forEachBackend((backend) => {
         // Outside the repository: a Markdown file there would count as documentation changed.
         const step = path.join(tempDir('step'), 'step-summary.md');
         fs.writeFileSync(step, '# earlier step\n');
-        const run = await s.navi(['loop', 'task.yaml', '--junit', 'out/junit.xml', '--summary', 'summary.md'], {
-          env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: step },
-        });
-        // The report folder must exist: the run refuses a missing one before it starts.
-        expectExit(run, 2);
-        fs.mkdirSync(path.join(s.cwd, 'out'));
+        // The report folder does not exist: navi makes it, as JUnit writers do (issue 18, item 16).
+        expect(fs.existsSync(path.join(s.cwd, 'out'))).toBe(false);
         const ok = await s.navi(['loop', 'task.yaml', '--junit', 'out/junit.xml', '--summary', 'summary.md'], {
           env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: step },
         });
@@ -43,8 +39,11 @@ forEachBackend((backend) => {
 
         const junit = fs.readFileSync(path.join(s.cwd, 'out/junit.xml'), 'utf8');
         expect(await validateJunit(junit)).toEqual({ valid: true, errors: [] });
-        expect(junit).toMatch(/<testsuites name="navi loop run_[^"]+: fix-add" tests="3" failures="1" errors="0"/);
-        expect(junit).toMatch(/<failure message="check &quot;tests&quot; failed in iteration 1: exit code 1" type="check_failed">/);
+        // A green run has no failures: iteration 1's red test is history (system-out, a property).
+        expect(junit).toMatch(/<testsuites name="navi loop run_[^"]+: fix-add" tests="3" failures="0" errors="0"/);
+        expect(junit).not.toContain('<failure');
+        expect(junit).toMatch(/<system-out>check "tests" failed in iteration 1: exit code 1 \(an earlier iteration; the run's state is iteration 2\)/);
+        expect(junit).toContain('<property name="failed_checks" value="tests (exit code 1)"/>');
         expect(junit).toMatch(/<testcase name="exit gate" classname="navi.loop.fix-add" time="[\d.]+">\s*<system-out>EXIT: 2\/5 heuristics \+ explicit signal<\/system-out>/);
 
         const summary = fs.readFileSync(path.join(s.cwd, 'summary.md'), 'utf8');
@@ -87,6 +86,39 @@ forEachBackend((backend) => {
         expect(await validateJunit(junit)).toEqual({ valid: true, errors: [] });
         expect(junit).toMatch(/<failure message="incomplete \(max_iterations\): the exit gate said: CONTINUE: 0\/5 heuristics, no exit signal" type="incomplete">/);
         expect(fs.readFileSync(path.join(s.cwd, 'summary.md'), 'utf8')).toMatch(/^## ⚠️ navi loop: fix-add — incomplete\n/);
+      },
+      T,
+    );
+  });
+});
+
+forEachBackend((backend) => {
+  describe('CI reports of a replay that mismatched', () => {
+    it(
+      'JUnit, summary and annotation carry the mismatch and its diff, not only "no iteration was committed"',
+      async () => {
+        const s = await scenario(backend, script(fixIteration()));
+        loopRepo(s.cwd);
+        const rec = path.join(tempDir('rec'), 'loop.jsonl');
+        expectExit(await s.navi(['loop', 'task.yaml', '--record', rec]), 0);
+        // The task changed since the recording: the first model call differs.
+        const task = path.join(s.cwd, 'task.yaml');
+        fs.writeFileSync(task, fs.readFileSync(task, 'utf8').replace('Make the failing', 'Please make the failing'));
+        const run = await s.navi(['loop', 'task.yaml', '--replay', rec, '--junit', 'reports/junit.xml', '--summary', 'reports/summary.md'], {
+          env: { GITHUB_ACTIONS: 'true' },
+          host: false,
+        });
+        expectExit(run, 2);
+        const diff = /recorded: …"[^\n]*Make the failing[^\n]*\n\s*now: +…"[^\n]*Please make the failing/;
+        const junit = fs.readFileSync(path.join(s.cwd, 'reports/junit.xml'), 'utf8');
+        expect(await validateJunit(junit)).toEqual({ valid: true, errors: [] });
+        expect(junit).not.toContain('no iteration was committed');
+        const body = /<failure [^>]*>([^<]*)<\/failure>/.exec(junit)?.[1] ?? '';
+        expect(body.replace(/&quot;/g, '"')).toMatch(diff);
+        const summary = fs.readFileSync(path.join(s.cwd, 'reports/summary.md'), 'utf8');
+        expect(summary).not.toContain('no iteration was committed');
+        expect(summary).toMatch(diff);
+        expect(run.stdout).toMatch(/^::error title=navi loop fix-add%3A failed::failed \(replay_mismatch\): --replay .*differs.*%0A.*recorded: .*Make the failing.*%0A.*now: .*Please make the failing/m);
       },
       T,
     );

@@ -5,7 +5,7 @@
  * WebAssembly (xmllint-wasm), plus the counts and messages reporters show.
  */
 import { describe, expect, it } from 'vitest';
-import { renderJunit } from '../../src/report/junit.js';
+import { failureCounts, renderJunit } from '../../src/report/junit.js';
 import { buildRunReport } from '../../src/report/run-report.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../../src/store/loop-run-types.js';
 import { validateJunit } from '../support/junit-xsd.js';
@@ -33,6 +33,12 @@ interface Case {
   cases: string[];
   /** Failure messages in order. */
   failures: RegExp[];
+  /** What the command ended with beside the stored run (`RunReport.error`). */
+  error?: string;
+  /** system-out texts that must be there (in order, among all). */
+  outs?: RegExp[];
+  /** Iteration suites' property values, by property name. */
+  properties?: Record<string, string[]>;
 }
 
 const ANSI = '\u001b[31mred\u001b[0m';
@@ -45,9 +51,12 @@ const CASES: Case[] = [
       storedIteration(1, { checks: [{ name: 'tests', exit: 1, out: 'FAIL add(2, 3) = -1' }, { name: 'lint', exit: 0 }] }),
       storedIteration(2, { gateDecision: 'exit', gateReason: 'EXIT: 2/5 heuristics + explicit signal', checks: [{ name: 'tests', exit: 0 }, { name: 'lint', exit: 0 }] }),
     ],
-    totals: [5, 1],
+    // Issue 18, item 16: iteration 1's red test is history, not a failure of the green run.
+    totals: [5, 0],
     cases: ['check tests', 'check lint', 'check tests', 'check lint', 'exit gate'],
-    failures: [/^check "tests" failed in iteration 1: exit code 1$/],
+    failures: [],
+    outs: [/^check "tests" failed in iteration 1: exit code 1 \(an earlier iteration; the run's state is iteration 2\)\nFAIL add\(2, 3\) = -1$/],
+    properties: { failed_checks: ['tests (exit code 1)', ''] },
   },
   {
     name: 'max iterations: the gate case fails with the gate reason',
@@ -56,9 +65,11 @@ const CASES: Case[] = [
       storedIteration(1, { checks: [{ name: 'tests', exit: null, timedOut: true }] }),
       storedIteration(2, { gateDecision: 'blocked', gateReason: 'BLOCKED: Exit signal but only 1/5 heuristics', checks: [{ name: 'tests', exit: 2 }] }),
     ],
-    totals: [3, 3],
+    totals: [3, 2],
     cases: ['check tests', 'check tests', 'exit gate'],
-    failures: [/timed out$/, /exit code 2$/, /^incomplete \(max_iterations\): the exit gate said: BLOCKED: Exit signal but only 1\/5 heuristics$/],
+    failures: [/exit code 2$/, /^incomplete \(max_iterations\): the exit gate said: BLOCKED: Exit signal but only 1\/5 heuristics$/],
+    outs: [/^check "tests" failed in iteration 1: timed out \(an earlier iteration/],
+    properties: { failed_checks: ['tests (timed out)', 'tests (exit code 2)'] },
   },
   {
     name: 'a task without checks: one passing case per iteration',
@@ -78,6 +89,16 @@ const CASES: Case[] = [
     failures: [/^failed \(replay_mismatch\): no iteration was committed$/],
   },
   {
+    name: 'ended by an error the stored run does not say (a replay mismatch): the error and its diff',
+    run: storedRun({ status: 'failed', reason: 'replay_mismatch', iteration: 0 }),
+    iterations: [],
+    exitCode: 2,
+    error: 'replay mismatch at model call 1: the request differs\n- "content": "Fix it."\n+ "content": "Fix it now."',
+    totals: [1, 1],
+    cases: ['exit gate'],
+    failures: [/^failed \(replay_mismatch\): replay mismatch at model call 1: the request differs\n- "content": "Fix it."\n\+ "content": "Fix it now."$/],
+  },
+  {
     name: 'hostile names and output: quotes, markup, control characters',
     run: storedRun({ taskName: 'fix "x" <&> \'y\'', status: 'aborted', reason: 'stagnation' }),
     iterations: [storedIteration(1, { statusBlock: `block ${ANSI} ]]> <tag/>`, gateReason: 'why?\nline two', checks: [{ name: 'a&b "c"', exit: 1, out: `${ANSI}\u0000\u0007 & <x> ]]>` }] })],
@@ -87,10 +108,22 @@ const CASES: Case[] = [
   },
 ];
 
+describe('failureCounts', () => {
+  it.each([
+    [1, 2, false],
+    [2, 2, true],
+    [1, 1, true],
+  ])('a failing check in iteration %i of %i is a failure: %s', (iteration, last, want) => {
+    expect(failureCounts(iteration, last)).toBe(want);
+  });
+});
+
 describe('renderJunit', () => {
   for (const c of CASES) {
     it(`${c.name}: valid against junit-10.xsd, with the expected cases`, async () => {
-      const xml = renderJunit(buildRunReport(c.run, c.iterations, c.exitCode));
+      const report = buildRunReport(c.run, c.iterations, c.exitCode);
+      if (c.error !== undefined) report.error = c.error;
+      const xml = renderJunit(report);
       const result = await validate(xml);
       expect(result.errors).toEqual([]);
       expect(result.valid).toBe(true);
@@ -100,6 +133,12 @@ describe('renderJunit', () => {
       const messages = attr(xml, 'failure', 'message');
       expect(messages).toHaveLength(c.failures.length);
       for (const [i, re] of c.failures.entries()) expect(messages[i]).toMatch(re);
+      const outs = [...xml.matchAll(/<system-out>([^<]*)<\/system-out>/g)].map((m) => (m[1] ?? '').replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
+      for (const re of c.outs ?? []) expect(outs.some((o) => re.test(o)), `a system-out matching ${String(re)} in ${JSON.stringify(outs)}`).toBe(true);
+      for (const [name, values] of Object.entries(c.properties ?? {})) {
+        const found = [...xml.matchAll(new RegExp(`<property name="${name}" value="([^"]*)"/>`, 'g'))].map((m) => m[1]);
+        expect(found).toEqual(values);
+      }
       // Suite counts add up to the root's.
       const sum = (name: string): number => attr(xml, 'testsuite', name).reduce((a, b) => a + Number(b), 0);
       expect([sum('tests'), sum('failures')]).toEqual(c.totals);

@@ -101,6 +101,19 @@ forEachBackend((backend) => {
       expect(s.fake.mismatches).toEqual([]);
     }, SCENARIO_TIMEOUT_MS);
 
+    it('text mode: the mismatch is one line on stderr (the retry warning aside), not the same message twice', async () => {
+      const bad = '{"files":["a.txt","a.txt"],"count":2}';
+      const s = await scenario(backend, script(bad, bad));
+      writeFiles(s.cwd, { 'a.txt': 'a', 's.json': JSON.stringify(SCHEMA) });
+      const run = await s.navi(['run', '--output-schema', 's.json', 'which files are here?']);
+      expect(run.code, describeRun(run)).toBe(1);
+      const lines = run.stderr.split('\n').filter((l) => l !== '');
+      expect(lines.filter((l) => l.includes('after 2 attempts')), run.stderr).toEqual([
+        'navi: the answer does not match --output-schema after 2 attempts: files: must NOT have duplicate items (items ## 1 and 0 are identical)',
+      ]);
+      expect(lines.filter((l) => !l.startsWith('warning: '))).toHaveLength(1);
+    }, SCENARIO_TIMEOUT_MS);
+
     it('a schema file that is missing, not JSON or not a JSON Schema is exit 2 naming it, before any model call or database', async () => {
       const s = await scenario(backend, script(GOOD));
       writeFiles(s.cwd, { 'bad.json': '{"type": "object",', 'odd.json': '{"type": "objekt"}' });

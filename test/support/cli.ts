@@ -49,8 +49,8 @@ export interface RunOptions {
   cwd: string;
   /** The whole environment of the child (see `cleanEnv`). */
   env: Record<string, string>;
-  /** Text piped to stdin; absent: stdin is /dev/null. */
-  stdin?: string;
+  /** Text (or bytes) piped to stdin; absent: stdin is /dev/null. */
+  stdin?: string | Buffer;
   /** Hard kill (SIGKILL to the process group) after this long. */
   timeoutMs?: number;
   signalAfter?: SignalPlan;

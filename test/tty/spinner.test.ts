@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spinnerAllowed } from '../../src/cli/spinner.js';
+import { progressColumns, spinnerAllowed } from '../../src/cli/spinner.js';
 import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url));
@@ -37,13 +37,24 @@ const PTY_RUN_GUARD_MS = 90_000;
  * Runs `navi run` in a pseudo-terminal; returns everything the terminal showed. `onScreen` sees
  * the screen so far after every write.
  */
-function runInPty(opts: { columns?: number; ci?: boolean; onScreen?: (screen: string) => void }): Promise<{ code: number; screen: string }> {
+function runInPty(opts: {
+  columns?: number;
+  sizeless?: boolean;
+  ci?: boolean;
+  onScreen?: (screen: string) => void;
+  /** Another script for the fake model. */
+  script?: FakeScript;
+  /** A shell line around navi: `NAVI` stands for the command. */
+  shell?: string;
+}): Promise<{ code: number; screen: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'navi-tty-'));
-  const stty = opts.columns === undefined ? '' : `stty cols ${opts.columns}; `;
-  const cmd = `${stty}exec ${process.execPath} ${CLI} run --ollama-host ${fake.url} "look around"`;
+  // sizeless: the terminal `script` gives when started outside one (as under vitest): 0 columns, 0 rows.
+  const stty = opts.sizeless === true ? 'stty cols 0 rows 0; ' : opts.columns === undefined ? '' : `stty cols ${opts.columns}; `;
+  const navi = `${process.execPath} ${CLI} run --ollama-host ${fake.url} "look around"`;
+  const cmd = opts.shell === undefined ? `${stty}exec ${navi}` : `${stty}${opts.shell.replace('NAVI', navi)}`;
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, NAVI_DATA_DIR: join(dir, 'data'), TERM: 'xterm' };
   if (opts.ci) env.CI = '1';
-  fake.setScript(SCRIPT);
+  fake.setScript(opts.script ?? SCRIPT);
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qefc', cmd, '/dev/null'], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';
@@ -66,14 +77,26 @@ function runInPty(opts: { columns?: number; ci?: boolean; onScreen?: (screen: st
 
 describe('spinnerAllowed', () => {
   it.each([
-    [{ isTTY: true, columns: 80, env: {} }, true],
-    [{ isTTY: false, columns: 80, env: {} }, false],
-    [{ isTTY: true, columns: 0, env: {} }, false],
-    [{ isTTY: true, columns: undefined, env: {} }, false],
-    [{ isTTY: true, columns: 80, env: { CI: '' } }, false],
-    [{ isTTY: true, columns: 80, env: { TERM: 'dumb' } }, false],
+    [{ isTTY: true, env: {} }, true],
+    [{ isTTY: false, env: {} }, false],
+    [{ isTTY: true, env: { CI: '' } }, false],
+    [{ isTTY: true, env: { TERM: 'dumb' } }, false],
   ])('%j → %s', (input, want) => {
     expect(spinnerAllowed(input)).toBe(want);
+  });
+});
+
+describe('progressColumns', () => {
+  it.each([
+    [100, {}, 100],
+    [0, {}, 80],
+    [undefined, {}, 80],
+    [0, { COLUMNS: '132' }, 132],
+    [0, { COLUMNS: '0' }, 80],
+    [0, { COLUMNS: 'wide' }, 80],
+    [60, { COLUMNS: '132' }, 60],
+  ])('columns %s, env %j → %s', (columns, env, want) => {
+    expect(progressColumns(columns, env)).toBe(want);
   });
 });
 
@@ -95,13 +118,21 @@ describe.skipIf(!hasScript)('in a pseudo-terminal', () => {
     expect(screen).toMatch(/✓ list_dir/);
   }, PTY_RUN_GUARD_MS + 30_000);
 
-  // The first reply comes 0.3 s late, time a spinner would have had to show; a spinner that spun
-  // forever would hold the process past the hang guard.
-  it('stays off (and does not spin forever) when the terminal reports 0 columns', async () => {
-    const { code, screen } = await runInPty({ columns: 0 });
+  // `script` as a person runs it gives a terminal of 0 columns (STACK-NOTES): progress is drawn
+  // at 80 columns (issue 18, item 17). The model answers only once the spinner shows; a spinner
+  // that spun forever (ora on 0 columns) would hold the process past the hang guard.
+  it('shows progress at 80 columns when the terminal reports 0 columns, and exits', async () => {
+    const release = fake.holdChats();
+    const { code, screen } = await runInPty({
+      sizeless: true,
+      onScreen: (text) => {
+        if (/thinking…|waiting for the model…/.test(text)) release();
+      },
+    });
     expect(code).toBe(0);
     expect(screen).toContain('All good.');
-    expect(screen).not.toMatch(/thinking…/);
+    expect(screen).toMatch(/thinking…|waiting for the model…/);
+    expect(screen).toMatch(/✓ list_dir/);
   }, PTY_RUN_GUARD_MS + 30_000);
 
   it('stays off under CI even on a terminal', async () => {
@@ -109,5 +140,29 @@ describe.skipIf(!hasScript)('in a pseudo-terminal', () => {
     expect(code).toBe(0);
     expect(screen).toContain('All good.');
     expect(screen).not.toMatch(/thinking…|waiting for the model…/);
+  }, PTY_RUN_GUARD_MS + 30_000);
+
+  // Issue 18, item 14: `answer=$(navi run …)` at a terminal captures the answer alone (what
+  // `-o json` calls `.result`); the words the model wrote before its tool call are shown on the
+  // terminal (stderr), not captured.
+  it('answer=$(navi run …): the capture is the final answer; earlier words show on the terminal', async () => {
+    const release = fake.holdChats();
+    const { code, screen } = await runInPty({
+      columns: 100,
+      script: {
+        turns: [
+          { content: 'First I will list the directory.', tool_calls: [{ name: 'list_dir', arguments: {} }] },
+          { content: 'All good.' },
+        ],
+      },
+      shell: 'answer=$(NAVI); echo "[captured:$answer]"',
+      onScreen: (text) => {
+        if (/waiting for the model…/.test(text)) release();
+      },
+    });
+    expect(code).toBe(0);
+    expect(screen).toContain('[captured:All good.]');
+    expect(screen).toContain('First I will list the directory.');
+    expect(screen).not.toMatch(/\[captured:[^\]]*First/);
   }, PTY_RUN_GUARD_MS + 30_000);
 });

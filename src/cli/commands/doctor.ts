@@ -92,7 +92,7 @@ function ollamaVersionCheck(version: string, llm: LlmConfig): CheckResult {
  * The `model` check: pulled, context length, capabilities (server/routes.go answers 400 to
  * tools for a model without `tools`, and to think for one without `thinking`).
  */
-function modelCheck(info: ModelDetails, llm: LlmConfig): CheckResult {
+function modelCheck(info: ModelDetails, llm: LlmConfig, numCtxExplicit: boolean): CheckResult {
   const model = llm.model;
   const len = info.contextLength;
   const caps = info.capabilities;
@@ -114,10 +114,21 @@ function modelCheck(info: ModelDetails, llm: LlmConfig): CheckResult {
       warnings.push(`${model} does not support thinking; navi will run it without thinking (set llm.think to false to silence this)`);
     }
   }
-  if (len !== undefined && llm.num_ctx > len) {
-    warnings.push(`llm.num_ctx ${llm.num_ctx} exceeds the model's context length ${len}; Ollama will clamp it`);
-  }
-  return { detail, ...(caps !== undefined && { capabilities: caps }), ...(warnings.length > 0 && { warnings }) };
+  // Only a num_ctx the user set can be wrong: the default is fitted to the model (effectiveNumCtx).
+  const numCtx = doctorNumCtx(llm.num_ctx, numCtxExplicit, len);
+  if (numCtx.warning !== undefined) warnings.push(numCtx.warning);
+  return { detail: `${detail}${numCtx.note}`, ...(caps !== undefined && { capabilities: caps }), ...(warnings.length > 0 && { warnings }) };
+}
+
+/**
+ * What doctor says about num_ctx, as runs use it (`effectiveNumCtx`, src/agent/turn.ts): a value
+ * the user set is sent as is (a warning when it exceeds the model's context length); the
+ * default is fitted to the model, which is no cause for a warning. Pure; table-tested.
+ */
+export function doctorNumCtx(configured: number, explicit: boolean, contextLength: number | undefined): { note: string; warning?: string } {
+  if (contextLength === undefined || contextLength <= 0 || configured <= contextLength) return { note: '' };
+  if (explicit) return { note: '', warning: `llm.num_ctx ${configured} (set in your configuration) exceeds the model's context length ${contextLength}; answers may degrade past it — lower llm.num_ctx` };
+  return { note: `; runs use num_ctx ${contextLength} (the default ${configured} fitted to the model)` };
 }
 
 export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
@@ -131,7 +142,7 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
   );
   const s = ctx as CliSetup | null;
   if (s !== null) {
-    const { config, env, cwd } = s;
+    const { config, env, cwd, explicit } = s;
     checks.push(
       await check('profiles', async () => {
         const set = await profilesFor(cwd);
@@ -165,7 +176,7 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
     const ollama = await check('ollama', async () => ollamaVersionCheck(await llm.version(AbortSignal.timeout(5000)), config.llm));
     checks.push(ollama);
     if (ollama.version !== undefined) {
-      checks.push(await check('model', async () => modelCheck(await llm.showModel(config.llm.model, AbortSignal.timeout(10_000)), config.llm)));
+      checks.push(await check('model', async () => modelCheck(await llm.showModel(config.llm.model, AbortSignal.timeout(10_000)), config.llm, explicit.has('llm.num_ctx'))));
     } else {
       checks.push({ name: 'model', ok: false, detail: 'skipped: Ollama is not reachable' });
     }

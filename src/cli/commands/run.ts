@@ -28,7 +28,7 @@ import {
   writeLastMessage,
   type ConventionArgs,
 } from '../run-conventions.js';
-import { readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
+import { promptText, readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
 
 interface RunArgs extends GlobalArgs, ConventionArgs {
   prompt?: string[];
@@ -69,8 +69,9 @@ export async function resolvePrompt(args: RunArgs, cwd: string, warn: (message: 
     if (args.file === '-') prompt = await readAllStdin();
     else {
       try {
-        prompt = readFileSync(resolve(cwd, args.file), 'utf8');
+        prompt = promptText(readFileSync(resolve(cwd, args.file)), `--file ${args.file}`);
       } catch (err) {
+        if (err instanceof InvalidInputError) throw err;
         throw new InvalidInputError('prompt_file_unreadable', `--file ${args.file}: cannot read it (${describeError(err)})`);
       }
     }
@@ -142,6 +143,19 @@ export interface LoopHandover {
   /** Why loop mode was entered (said on stderr and in a `warning` event). */
   autoEntered: string;
   release: () => void;
+}
+
+/**
+ * The session a failed run's result may name: only a stored one. A new session whose model
+ * never answered (Ollama unreachable, model not pulled) is not stored: its id named nothing.
+ */
+async function storedSession(rt: Runtime | null, sessionId: string): Promise<string> {
+  if (rt === null || sessionId === '') return '';
+  try {
+    return (await (await rt.store).sessions.get(sessionId)) ? sessionId : '';
+  } catch {
+    return '';
+  }
 }
 
 /** `navi run`, as far as one shot goes: an exit code, or the handover to loop mode. */
@@ -243,7 +257,7 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     });
     return stop.finish(EXIT[status]);
   } catch (err) {
-    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId }));
+    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: await storedSession(rt, sessionId) }));
   } finally {
     // A handover closes the output when it releases the handlers.
     if (handover === null) output.close();
