@@ -8,8 +8,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { toolsForProfile } from '../../agent/agent.js';
 import type { AgentEvent, StopReason } from '../../agent/events.js';
+import type { TurnOutcome } from '../../agent/agent.js';
 import { describeError, EXIT, InvalidInputError, type ExitStatus } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
+import { timeoutMs, type AgentFlagArgs } from '../agent-flags.js';
 import { installStopHandlers } from '../os-signals.js';
 import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { loadLoopConfig } from '../loop-runtime.js';
@@ -30,7 +32,7 @@ import {
 } from '../run-conventions.js';
 import { readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
 
-interface RunArgs extends GlobalArgs, ConventionArgs {
+interface RunArgs extends GlobalArgs, ConventionArgs, AgentFlagArgs {
   prompt?: string[];
   file?: string;
   session?: string;
@@ -118,6 +120,22 @@ function outcomeMessage(reason: StopReason, iterations: number, sessionId: strin
   }
 }
 
+/** The result of a run stopped by `--timeout`: budget exhausted (exit 5), resumable with --session. */
+async function timedOut(output: Output, outcome: TurnOutcome, ctx: { started: number; sessionId: string; limit: string }): Promise<number> {
+  await output.result({
+    status: 'budget_exhausted',
+    reason: 'timeout',
+    exit_code: EXIT.budget_exhausted,
+    result: outcome.text,
+    num_turns: outcome.modelCalls,
+    iterations: outcome.iterations,
+    usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
+    duration_ms: Date.now() - ctx.started,
+    errors: [`stopped at --timeout ${ctx.limit}; everything so far is saved in session ${ctx.sessionId}; continue with: navi run --session ${ctx.sessionId} "continue"`],
+  });
+  return EXIT.budget_exhausted;
+}
+
 /**
  * Text mode with `--output-schema`: stdout gets the JSON answer alone (scripts parse it), not
  * the prose answer that came before it; everything else renders as usual.
@@ -163,6 +181,9 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       throw new InvalidInputError('flag_invalid', `--max-iterations must be a positive integer (got ${String(args.maxIterations)})`);
     }
     checkFlagCombinations(args);
+    const limitMs = timeoutMs(args);
+    // Counted from the start: reading stdin and opening the store are part of the run.
+    const deadline = limitMs === undefined ? null : AbortSignal.timeout(Math.max(1, limitMs - (Date.now() - started)));
     // The prompt first: a run without one must not create or open a database.
     const cwd = resolveCwd(args.cwd);
     const prompt = await resolvePrompt(args, cwd, (m) => {
@@ -203,7 +224,7 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
     reportMcpWarnings(rt.mcp, output);
 
     const events = rt.agent.runStream({
-      ...turnBase(rt, stop.signal),
+      ...turnBase(rt, deadline === null ? stop.signal : AbortSignal.any([stop.signal, deadline])),
       sessionId,
       newSession,
       message: prompt,
@@ -223,7 +244,11 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       show(step.value);
     }
     // A replay that mismatched (even where the agent carried on) or left model calls unused: exit 2.
-    if (!stop.signal.aborted) rt.exchanges.finish();
+    if (!stop.signal.aborted && deadline?.aborted !== true) rt.exchanges.finish();
+    if (outcome.stopReason === 'interrupted' && !stop.signal.aborted && deadline?.aborted === true) {
+      // --timeout: the run's budget of time is spent (exit 5, as a loop's --deadline); the work so far is saved.
+      return stop.finish(await timedOut(output, outcome, { started, sessionId, limit: String(args.timeout) }));
+    }
     const unwritten = args.outputLastMessage !== undefined ? writeLastMessage(args.outputLastMessage, cwd, outcome.text) : null;
     // The answer is there, but a script waiting for the file would not find it: not a success.
     const status = unwritten !== null && OUTCOMES[outcome.stopReason] === 'success' ? 'error' : OUTCOMES[outcome.stopReason];
