@@ -23,10 +23,10 @@ import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisi
 import { createLoopRuntime, isInteractive, loadLoopConfig } from '../loop-runtime.js';
 import { reportMcpWarnings } from '../mcp-runtime.js';
 import type { McpManager } from '../../mcp/mcp-manager.js';
-import { forcedExitResult, type Output } from '../output.js';
+import type { Output } from '../output.js';
 import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { configFor, openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
-import { installStopHandlers } from '../os-signals.js';
+import { withAgentCommand } from '../command-lifecycle.js';
 import { loopReports, type LoopReports } from '../loop-reports.js';
 import { findTaskFile, looksLikePath, taskNotFound } from '../task-lookup.js';
 
@@ -174,154 +174,149 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     if (!args.quiet) process.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
     return { prompt: task.prompt, cwd: task.cwd ?? args.cwd, profile: args.profile ?? task.profile };
   }
-  const output = createOutput(args);
+  const reporting = reports;
   let store: Promise<Store> | null = null;
-  const ids = { sessionId: '', runId: undefined as string | undefined };
-  const stop = installStopHandlers(
-    (sig) => {
-      if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, saving the run and stopping… (Ctrl-C again to exit at once)`);
-    },
-    () =>
-      output.resultSync(
-        forcedExitResult(
-          started,
-          `stopped at once by a second SIGINT; committed iterations are kept${ids.runId !== undefined ? `; resume with: navi loop --resume ${ids.runId}` : ''}`,
-          ids.runId !== undefined ? { run_id: ids.runId } : {},
-        ),
-      ),
-  );
   // The run's MCP servers, stopped however the command ends.
   let mcp: McpManager | null = null;
-  try {
-    let rt: Runtime;
-    const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
-    let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
-    if (args.resume !== undefined) {
-      const env = process.env;
-      const base = configFor(args, baseCwd);
-      store = openConfiguredStore(base.config, env);
-      const run = await (await store).loopRuns.get(args.resume);
-      if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
-      const now = Date.now();
-      const plan = planResume(run, {
-        extend: args.extend ?? 0,
-        ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
-        ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
-        now,
-        me: { pid: process.pid, host: hostname() },
-        isAlive: pidAlive,
-      });
-      if (plan.note !== null) notices.push(plan.note);
-      const stored = runConfigOf(run);
-      task = runTaskOf(run);
-      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
-      mcp = rt.mcp;
-      const decisions = decisionSource(args, baseCwd, rt.interactive, output);
-      requireDecider(stored.loop_mode.iteration_approval, decisions);
-      const profileId = args.profile ?? stored.profile;
-      resolveProfile(rt, profileId);
-      opts = {
-        task,
-        loop: stored.loop_mode,
-        profileId,
-        maxTokens: plan.maxTokens,
-        deadlineAt: plan.deadlineAt,
-        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
-        decisions,
-        owner: currentOwner(now),
-        // --clarify: the loop runner gives it to the model with the next iteration (src/loop).
-        resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
-      };
-    } else {
-      const t = task as Task;
-      const overrides = [taskLoopOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
-      const cwd = t.cwd ?? baseCwd;
-      // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
-      const loaded = loadLoopConfig(args, cwd, overrides);
-      const loop = loaded.config.loop_mode;
-      const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
-      requireDecider(loop.iteration_approval, decisions);
-      rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
-      mcp = rt.mcp;
-      store = rt.store;
-      const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
-      resolveProfile(rt, profileId);
-      const deadlineMs =
-        args.deadline !== undefined
-          ? parseDuration(args.deadline, '--deadline')
-          : (t.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined));
-      opts = {
-        task: t,
-        loop,
-        profileId,
-        maxTokens: args.maxTokens ?? t.maxTokens ?? rt.config.budget.max_tokens ?? null,
-        deadlineAt: deadlineMs === undefined ? null : new Date(started + deadlineMs),
-        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : DEFAULT_ITERATION_TIMEOUT_MS,
-        decisions,
-        owner: currentOwner(started),
-      };
-    }
-    output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
-    const runtime = rt;
-    const events = runLoop(
-      {
-        ...opts,
-        turn: turnBase(runtime, stop.signal),
-        signal: stop.signal,
-        onOpen: ({ runId, sessionId }) => {
-          ids.runId = runId;
-          ids.sessionId = sessionId;
-          output.setSession(sessionId, runId);
-          reportMcpWarnings(runtime.mcp, output);
-          // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
-          process.env[LOOP_ENV] = runId;
-        },
+  return withAgentCommand<never>(
+    args,
+    {
+      stopping: 'saving the run and stopping…',
+      forcedExit: (ids) => ({
+        message: `stopped at once by a second SIGINT; committed iterations are kept${ids.runId !== undefined ? `; resume with: navi loop --resume ${ids.runId}` : ''}`,
+        ...(ids.runId !== undefined ? { extra: { run_id: ids.runId } } : {}),
+      }),
+      onFailure: async (code, err, { ids }) => {
+        const opened = store === null ? null : await store.catch(() => null);
+        await reporting.write({ store: opened, runId: ids.runId, taskName: task?.name ?? args.resume ?? 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
       },
-      { agent: runtime.agent, store: await store },
-    );
-    let outcome: LoopOutcome;
-    for (;;) {
-      const step = await events.next();
-      if (step.done) {
-        outcome = step.value;
-        break;
+    },
+    async ({ output, stop, ids, onClose, settle }) => {
+      onClose(() => {
+        if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
+        return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
+      });
+      let rt: Runtime;
+      const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
+      let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
+      if (args.resume !== undefined) {
+        const env = process.env;
+        const base = configFor(args, baseCwd);
+        store = openConfiguredStore(base.config, env);
+        const run = await (await store).loopRuns.get(args.resume);
+        if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
+        const now = Date.now();
+        const plan = planResume(run, {
+          extend: args.extend ?? 0,
+          ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
+          ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
+          now,
+          me: { pid: process.pid, host: hostname() },
+          isAlive: pidAlive,
+        });
+        if (plan.note !== null) notices.push(plan.note);
+        const stored = runConfigOf(run);
+        task = runTaskOf(run);
+        rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
+        mcp = rt.mcp;
+        const decisions = decisionSource(args, baseCwd, rt.interactive, output);
+        requireDecider(stored.loop_mode.iteration_approval, decisions);
+        const profileId = args.profile ?? stored.profile;
+        resolveProfile(rt, profileId);
+        opts = {
+          task,
+          loop: stored.loop_mode,
+          profileId,
+          maxTokens: plan.maxTokens,
+          deadlineAt: plan.deadlineAt,
+          iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
+          decisions,
+          owner: currentOwner(now),
+          // --clarify: the loop runner gives it to the model with the next iteration (src/loop).
+          resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
+        };
+      } else {
+        const t = task as Task;
+        const overrides = [taskLoopOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
+        const cwd = t.cwd ?? baseCwd;
+        // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
+        const loaded = loadLoopConfig(args, cwd, overrides);
+        const loop = loaded.config.loop_mode;
+        const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
+        requireDecider(loop.iteration_approval, decisions);
+        rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
+        mcp = rt.mcp;
+        store = rt.store;
+        const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
+        resolveProfile(rt, profileId);
+        const deadlineMs =
+          args.deadline !== undefined
+            ? parseDuration(args.deadline, '--deadline')
+            : (t.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined));
+        opts = {
+          task: t,
+          loop,
+          profileId,
+          maxTokens: args.maxTokens ?? t.maxTokens ?? rt.config.budget.max_tokens ?? null,
+          deadlineAt: deadlineMs === undefined ? null : new Date(started + deadlineMs),
+          iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : DEFAULT_ITERATION_TIMEOUT_MS,
+          decisions,
+          owner: currentOwner(started),
+        };
       }
-      output.event(step.value);
-      if (step.value.type === 'loop_started') {
-        for (const n of notices.splice(0)) {
-          if (output.mode === 'stream-json' && !args.quiet) output.diagnostic(`navi: ${n}`);
-          output.event({ type: 'warning', code: entry.autoEntered === n ? 'loop_mode_entered' : 'loop_run_taken_over', message: n });
+      output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
+      const runtime = rt;
+      const events = runLoop(
+        {
+          ...opts,
+          turn: turnBase(runtime, stop.signal),
+          signal: stop.signal,
+          onOpen: ({ runId, sessionId }) => {
+            ids.runId = runId;
+            ids.sessionId = sessionId;
+            output.setSession(sessionId, runId);
+            reportMcpWarnings(runtime.mcp, output);
+            // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
+            process.env[LOOP_ENV] = runId;
+          },
+        },
+        { agent: runtime.agent, store: await store },
+      );
+      let outcome: LoopOutcome;
+      for (;;) {
+        const step = await events.next();
+        if (step.done) {
+          outcome = step.value;
+          break;
+        }
+        output.event(step.value);
+        if (step.value.type === 'loop_started') {
+          for (const n of notices.splice(0)) {
+            if (output.mode === 'stream-json' && !args.quiet) output.diagnostic(`navi: ${n}`);
+            output.event({ type: 'warning', code: entry.autoEntered === n ? 'loop_mode_entered' : 'loop_run_taken_over', message: n });
+          }
         }
       }
-    }
-    if (!stop.signal.aborted) runtime.exchanges.finish();
-    const status = STATUS[outcome.status];
-    const errors = outcome.message === null ? [] : [outcome.message];
-    if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
-    await output.result({
-      status,
-      reason: outcome.reason,
-      exit_code: EXIT[status],
-      result: outcome.finalText,
-      run_id: outcome.runId,
-      iterations: outcome.iterations,
-      num_turns: outcome.modelCalls,
-      usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
-      duration_ms: Date.now() - started,
-      ...(outcome.indicators !== null ? { indicators: outcome.indicators } : {}),
-      ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
-      errors,
-    });
-    await reports.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
-    return stop.finish(EXIT[status]);
-  } catch (err) {
-    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
-    const opened = store === null ? null : await store.catch(() => null);
-    await reports.write({ store: opened, runId: ids.runId, taskName: task?.name ?? args.resume ?? 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
-    return stop.finish(code);
-  } finally {
-    output.close();
-    if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
-    await Promise.all([store === null ? undefined : store.then((s) => s.close(), () => undefined), mcp?.close()]);
-  }
+      settle(runtime.exchanges);
+      const status = STATUS[outcome.status];
+      const errors = outcome.message === null ? [] : [outcome.message];
+      if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
+      await output.result({
+        status,
+        reason: outcome.reason,
+        exit_code: EXIT[status],
+        result: outcome.finalText,
+        run_id: outcome.runId,
+        iterations: outcome.iterations,
+        num_turns: outcome.modelCalls,
+        usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
+        duration_ms: Date.now() - started,
+        ...(outcome.indicators !== null ? { indicators: outcome.indicators } : {}),
+        ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
+        errors,
+      });
+      await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
+      return EXIT[status];
+    },
+  );
 }

@@ -1,5 +1,5 @@
 /** `navi profiles list|show`: no database, no model. */
-import { InvalidInputError, NotFoundError } from '../../errors.js';
+import { InvalidInputError, NotFoundError, printable } from '../../errors.js';
 import { systemPromptFor } from '../../profiles/load.js';
 import { findProjectInstructions } from '../../profiles/project-instructions.js';
 import { toolsForProfile, unknownProfileTools } from '../../agent/agent.js';
@@ -30,7 +30,7 @@ export async function profilesList(argv: Args): Promise<number> {
     const mark = p.id === config.default_profile ? '*' : ' ';
     process.stdout.write(`${mark} ${p.id.padEnd(width)}  ${p.source.padEnd(7)}  ${p.settings.description}\n`);
   }
-  for (const [id, problem] of broken) process.stdout.write(`! ${id.padEnd(width)}  project  broken: ${problem}\n`);
+  for (const [id, problem] of broken) process.stdout.write(`! ${printable(id).padEnd(width)}  project  broken: ${problem}\n`);
   process.stdout.write(`\n* default profile${broken.length > 0 ? '; ! broken (fails when used)' : ''}. Details: navi profiles show ID\n`);
   return 0;
 }
