@@ -191,132 +191,133 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         await reporting.write({ store: opened, runId: ids.runId, taskName: task?.name ?? args.resume ?? 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
       },
     },
+    // The body keeps the indentation it had inside try {}: loop-truth edits it on another branch.
     async ({ output, stop, ids, onClose, settle }) => {
-      onClose(() => {
-        if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
-        return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
+    onClose(() => {
+      if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
+      return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
+    });
+    let rt: Runtime;
+    const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
+    let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
+    if (args.resume !== undefined) {
+      const env = process.env;
+      const base = configFor(args, baseCwd);
+      store = openConfiguredStore(base.config, env);
+      const run = await (await store).loopRuns.get(args.resume);
+      if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
+      const now = Date.now();
+      const plan = planResume(run, {
+        extend: args.extend ?? 0,
+        ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
+        ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
+        now,
+        me: { pid: process.pid, host: hostname() },
+        isAlive: pidAlive,
       });
-      let rt: Runtime;
-      const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
-      let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
-      if (args.resume !== undefined) {
-        const env = process.env;
-        const base = configFor(args, baseCwd);
-        store = openConfiguredStore(base.config, env);
-        const run = await (await store).loopRuns.get(args.resume);
-        if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
-        const now = Date.now();
-        const plan = planResume(run, {
-          extend: args.extend ?? 0,
-          ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
-          ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
-          now,
-          me: { pid: process.pid, host: hostname() },
-          isAlive: pidAlive,
-        });
-        if (plan.note !== null) notices.push(plan.note);
-        const stored = runConfigOf(run);
-        task = runTaskOf(run);
-        rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
-        mcp = rt.mcp;
-        const decisions = decisionSource(args, baseCwd, rt.interactive, output);
-        requireDecider(stored.loop_mode.iteration_approval, decisions);
-        const profileId = args.profile ?? stored.profile;
-        resolveProfile(rt, profileId);
-        opts = {
-          task,
-          loop: stored.loop_mode,
-          profileId,
-          maxTokens: plan.maxTokens,
-          deadlineAt: plan.deadlineAt,
-          iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
-          decisions,
-          owner: currentOwner(now),
-          // --clarify: the loop runner gives it to the model with the next iteration (src/loop).
-          resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
-        };
-      } else {
-        const t = task as Task;
-        const overrides = [taskLoopOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
-        const cwd = t.cwd ?? baseCwd;
-        // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
-        const loaded = loadLoopConfig(args, cwd, overrides);
-        const loop = loaded.config.loop_mode;
-        const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
-        requireDecider(loop.iteration_approval, decisions);
-        rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
-        mcp = rt.mcp;
-        store = rt.store;
-        const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
-        resolveProfile(rt, profileId);
-        const deadlineMs =
-          args.deadline !== undefined
-            ? parseDuration(args.deadline, '--deadline')
-            : (t.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined));
-        opts = {
-          task: t,
-          loop,
-          profileId,
-          maxTokens: args.maxTokens ?? t.maxTokens ?? rt.config.budget.max_tokens ?? null,
-          deadlineAt: deadlineMs === undefined ? null : new Date(started + deadlineMs),
-          iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : DEFAULT_ITERATION_TIMEOUT_MS,
-          decisions,
-          owner: currentOwner(started),
-        };
-      }
-      output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
-      const runtime = rt;
-      const events = runLoop(
-        {
-          ...opts,
-          turn: turnBase(runtime, stop.signal),
-          signal: stop.signal,
-          onOpen: ({ runId, sessionId }) => {
-            ids.runId = runId;
-            ids.sessionId = sessionId;
-            output.setSession(sessionId, runId);
-            reportMcpWarnings(runtime.mcp, output);
-            // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
-            process.env[LOOP_ENV] = runId;
-          },
+      if (plan.note !== null) notices.push(plan.note);
+      const stored = runConfigOf(run);
+      task = runTaskOf(run);
+      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
+      mcp = rt.mcp;
+      const decisions = decisionSource(args, baseCwd, rt.interactive, output);
+      requireDecider(stored.loop_mode.iteration_approval, decisions);
+      const profileId = args.profile ?? stored.profile;
+      resolveProfile(rt, profileId);
+      opts = {
+        task,
+        loop: stored.loop_mode,
+        profileId,
+        maxTokens: plan.maxTokens,
+        deadlineAt: plan.deadlineAt,
+        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
+        decisions,
+        owner: currentOwner(now),
+        // --clarify: the loop runner gives it to the model with the next iteration (src/loop).
+        resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
+      };
+    } else {
+      const t = task as Task;
+      const overrides = [taskLoopOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
+      const cwd = t.cwd ?? baseCwd;
+      // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
+      const loaded = loadLoopConfig(args, cwd, overrides);
+      const loop = loaded.config.loop_mode;
+      const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
+      requireDecider(loop.iteration_approval, decisions);
+      rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
+      mcp = rt.mcp;
+      store = rt.store;
+      const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
+      resolveProfile(rt, profileId);
+      const deadlineMs =
+        args.deadline !== undefined
+          ? parseDuration(args.deadline, '--deadline')
+          : (t.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined));
+      opts = {
+        task: t,
+        loop,
+        profileId,
+        maxTokens: args.maxTokens ?? t.maxTokens ?? rt.config.budget.max_tokens ?? null,
+        deadlineAt: deadlineMs === undefined ? null : new Date(started + deadlineMs),
+        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : DEFAULT_ITERATION_TIMEOUT_MS,
+        decisions,
+        owner: currentOwner(started),
+      };
+    }
+    output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
+    const runtime = rt;
+    const events = runLoop(
+      {
+        ...opts,
+        turn: turnBase(runtime, stop.signal),
+        signal: stop.signal,
+        onOpen: ({ runId, sessionId }) => {
+          ids.runId = runId;
+          ids.sessionId = sessionId;
+          output.setSession(sessionId, runId);
+          reportMcpWarnings(runtime.mcp, output);
+          // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
+          process.env[LOOP_ENV] = runId;
         },
-        { agent: runtime.agent, store: await store },
-      );
-      let outcome: LoopOutcome;
-      for (;;) {
-        const step = await events.next();
-        if (step.done) {
-          outcome = step.value;
-          break;
-        }
-        output.event(step.value);
-        if (step.value.type === 'loop_started') {
-          for (const n of notices.splice(0)) {
-            if (output.mode === 'stream-json' && !args.quiet) output.diagnostic(`navi: ${n}`);
-            output.event({ type: 'warning', code: entry.autoEntered === n ? 'loop_mode_entered' : 'loop_run_taken_over', message: n });
-          }
+      },
+      { agent: runtime.agent, store: await store },
+    );
+    let outcome: LoopOutcome;
+    for (;;) {
+      const step = await events.next();
+      if (step.done) {
+        outcome = step.value;
+        break;
+      }
+      output.event(step.value);
+      if (step.value.type === 'loop_started') {
+        for (const n of notices.splice(0)) {
+          if (output.mode === 'stream-json' && !args.quiet) output.diagnostic(`navi: ${n}`);
+          output.event({ type: 'warning', code: entry.autoEntered === n ? 'loop_mode_entered' : 'loop_run_taken_over', message: n });
         }
       }
-      settle(runtime.exchanges);
-      const status = STATUS[outcome.status];
-      const errors = outcome.message === null ? [] : [outcome.message];
-      if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
-      await output.result({
-        status,
-        reason: outcome.reason,
-        exit_code: EXIT[status],
-        result: outcome.finalText,
-        run_id: outcome.runId,
-        iterations: outcome.iterations,
-        num_turns: outcome.modelCalls,
-        usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
-        duration_ms: Date.now() - started,
-        ...(outcome.indicators !== null ? { indicators: outcome.indicators } : {}),
-        ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
-        errors,
-      });
-      await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
-      return EXIT[status];
+    }
+    settle(runtime.exchanges);
+    const status = STATUS[outcome.status];
+    const errors = outcome.message === null ? [] : [outcome.message];
+    if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
+    await output.result({
+      status,
+      reason: outcome.reason,
+      exit_code: EXIT[status],
+      result: outcome.finalText,
+      run_id: outcome.runId,
+      iterations: outcome.iterations,
+      num_turns: outcome.modelCalls,
+      usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
+      duration_ms: Date.now() - started,
+      ...(outcome.indicators !== null ? { indicators: outcome.indicators } : {}),
+      ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
+      errors,
+    });
+    await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
+    return EXIT[status];
     },
   );
 }
