@@ -7,10 +7,9 @@ import { InvalidInputError, isNaviError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
 import { loopCommand, runCommand } from './commands/dispatch.js';
 import type { GlobalArgs } from './global-args.js';
-import { exchangeOptions, reportOptions } from './ci-options.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
-import { integerCoerce } from './flag-values.js';
+import { commandFlags, globalFlags, withFlags } from './flags.js';
 import { commandHelp, currentCommand, examplesText, helpWidth, hideTypes } from './help-layout.js';
 import { expandShorthand } from './shorthand.js';
 import { usageMessage } from './usage-error.js';
@@ -29,22 +28,7 @@ exhausted, 75 Ollama unavailable (retry later), 130 interrupted.
 Docs: README.md (output formats, event schema, config keys).`;
 
 function globalOptions(y: Argv): Argv<GlobalArgs> {
-  return y
-    .option('cwd', { type: 'string', describe: 'Working directory (file tools are confined to it)' })
-    .option('config', { type: 'string', describe: 'Config file (default ./.nav-config.json)' })
-    .option('output', {
-      // --output-format: the spelling of claude -p and gemini -p, same values.
-      alias: ['o', 'output-format'],
-      choices: ['text', 'json', 'stream-json'] as const,
-      default: 'text' as const,
-      describe: 'Output format: text, json or stream-json (default text)',
-    })
-    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress or warnings on stderr' })
-    .option('color', { type: 'boolean', default: true, describe: 'Colour on a terminal (--no-color, or NO_COLOR)' })
-    .option('db', { type: 'string', describe: 'PostgreSQL URL (else DATABASE_URL, else embedded PGlite)' })
-    .option('ollama-host', { type: 'string', describe: 'Ollama URL (else OLLAMA_HOST, else http://127.0.0.1:11434)' })
-    .option('model', { alias: 'm', type: 'string', describe: 'Model name, one that can call tools (else llm.model, default qwen3:8b)' })
-    .option('profile', { alias: 'p', type: 'string', describe: 'Profile id (else default_profile)' });
+  return withFlags(y, globalFlags()) as unknown as Argv<GlobalArgs>;
 }
 
 type Handler = (argv: GlobalArgs & Record<string, unknown>) => Promise<number>;
@@ -75,6 +59,12 @@ export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream): void {
   });
 }
 
+async function printVersion(): Promise<void> {
+  const { readFileSync } = await import('node:fs');
+  const pkg = JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT_URL), 'utf8')) as { version: string };
+  process.stdout.write(`${pkg.version}\n`);
+}
+
 /** Hands stdout's last bytes to the OS, then exits with `code`. */
 async function finish(code: number): Promise<never> {
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
@@ -91,6 +81,11 @@ export async function main(args: string[]): Promise<void> {
     expanded = expandShorthand(args);
   } catch (err) {
     return finish(reportFatal(err));
+  }
+  // `navi version` (expanded to --version): main.cts answers a lone --version before loading this file.
+  if (expanded.length === 1 && (expanded[0] === '--version' || expanded[0] === '-V')) {
+    await printVersion();
+    return finish(0);
   }
   const fast = parseRunFast(expanded);
   if (fast !== null) {
@@ -112,24 +107,14 @@ export async function main(args: string[]): Promise<void> {
       'One-shot: run one agent turn (full tool loop) on a prompt',
       (y) =>
         commandHelp(
-          exchangeOptions(y)
-            .positional('prompt', {
+          commandFlags(
+            y.positional('prompt', {
               type: 'string',
               array: true,
               describe: 'The prompt (else --file, else stdin). With piped stdin too, the prompt is the instruction and stdin the material (sent after it inside <stdin>…</stdin>)',
-            })
-            .option('file', { alias: 'f', type: 'string', describe: 'Read the prompt from a file' })
-            .option('session', { alias: 's', type: 'string', describe: 'Continue an existing session' })
-            .option('continue', { alias: 'c', type: 'boolean', describe: 'Continue the most recent session started in this directory' })
-            .option('max-iterations', { alias: 'max-turns', requiresArg: true, coerce: integerCoerce('max-iterations'), describe: "Cap tool-loop iterations (else the profile's max_iterations); --max-turns is an alias" })
-            .option('loop', { type: 'boolean', describe: 'Enter loop mode on a trigger phrase or loop_mode.enabled (--no-loop: always one shot)' })
-            .option('output-schema', { type: 'string', describe: 'JSON Schema file: the final answer is asked for in that shape (Ollama format), checked, in result.structured; exit 1 if it does not match after one retry' })
-            .option('output-last-message', { type: 'string', describe: 'Also write the final answer to this file' })
-            .option('append-system-prompt', { type: 'string', describe: 'Text appended to the system message for this run' })
-            .option('allowed-tools', { type: 'string', describe: "Offer only these of the profile's tools (comma-separated)" })
-            .option('disallowed-tools', { type: 'string', describe: "Do not offer these of the profile's tools (comma-separated)" })
-            .option('project-instructions', { type: 'boolean', default: true, describe: 'Read AGENTS.md (else CLAUDE.md, GEMINI.md) from the repository root down to here into the system message (--no-project-instructions: do not)' })
-            .option('print', { type: 'boolean', describe: "Accepted for claude's --print: navi always prints the answer and exits" }),
+            }),
+            'run',
+          ),
           {
             path: 'run',
             uses: ['db', 'ollama', 'profile'],
@@ -155,20 +140,7 @@ export async function main(args: string[]): Promise<void> {
       'Loop mode: iterate on a task until evidence passes the exit gate',
       (y) =>
         commandHelp(
-          reportOptions(exchangeOptions(y))
-          .positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml) or the task as free text' })
-          .option('max-iterations', { alias: 'max-turns', requiresArg: true, coerce: integerCoerce('max-iterations'), describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5); --max-turns is an alias' })
-          .option('project-instructions', { type: 'boolean', default: true, describe: 'AGENTS.md/CLAUDE.md/GEMINI.md into the system message (--no-project-instructions: not)' })
-          .option('append-system-prompt', { type: 'string', describe: 'Text appended to the system message for this run' })
-          .option('approval', { choices: ['none', 'strict', 'periodic'] as const, describe: 'Ask to accept iterations: none, strict (every one) or periodic (every periodic_interval)' })
-          .option('never-pause', { type: 'boolean', describe: 'On stagnation, auto-diversify instead of stopping (needs --max-iterations)' })
-          .option('strategy', { choices: ['combine', 'radical', 'reread'] as const, describe: 'Diversification strategy on stagnation: combine, radical or reread' })
-          .option('decisions', { type: 'string', describe: 'Answers for approval/stagnation/max-iterations prompts: JSON lines file, or - for stdin' })
-          .option('resume', { type: 'string', describe: 'Continue a stopped run (interrupted, incomplete, out of budget) by id' })
-          .option('extend', { requiresArg: true, coerce: integerCoerce('extend'), describe: 'With --resume: add N iterations to the run' })
-          .option('max-tokens', { requiresArg: true, coerce: integerCoerce('max-tokens'), describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' })
-          .option('deadline', { type: 'string', describe: 'Wall-clock limit of the whole run, e.g. 30m, 8h; exit 5 when reached' })
-          .option('iteration-timeout', { type: 'string', describe: "Longest one iteration's agent turn may take (default 30m); exit 5" }),
+          commandFlags(y.positional('task', { type: 'string', array: true, describe: 'A task file (tasks/fix.yaml), a task name (see: navi tasks list), or the task as free text in quotes' }), 'loop'),
           {
             path: 'loop',
             uses: ['db', 'ollama', 'profile'],
@@ -211,7 +183,7 @@ export async function main(args: string[]): Promise<void> {
           'list',
           'List loop runs, newest first',
           (yy) =>
-            commandHelp(yy.option('limit', { requiresArg: true, coerce: integerCoerce('limit'), default: 20, describe: 'How many (default 20)' }), {
+            commandHelp(commandFlags(yy, 'runs list'), {
               path: 'runs list',
               uses: ['db'],
               examples: [['navi runs list --limit 5', ''], ['navi runs list -o json', 'as JSON']],
@@ -223,9 +195,7 @@ export async function main(args: string[]): Promise<void> {
           'Show a run: status, counters, budgets, and every iteration (status block, gate, decisions)',
           (yy) =>
             commandHelp(
-              yy
-                .positional('id', { type: 'string', demandOption: true, describe: 'The run id (see: navi runs list)' })
-                .option('format', { choices: ['md', 'junit', 'json'] as const, describe: 'Render as a Markdown summary, a JUnit XML report or JSON (what navi loop --summary/--junit write)' }),
+              commandFlags(yy.positional('id', { type: 'string', demandOption: true, describe: 'The run id (see: navi runs list)' }), 'runs show'),
               {
               path: 'runs show',
               uses: ['db'],
@@ -242,7 +212,7 @@ export async function main(args: string[]): Promise<void> {
           'list',
           'List sessions, newest first',
           (yy) =>
-            commandHelp(yy.option('limit', { requiresArg: true, coerce: integerCoerce('limit'), default: 20, describe: 'How many (default 20)' }), {
+            commandHelp(commandFlags(yy, 'sessions list'), {
               path: 'sessions list',
               uses: ['db'],
               examples: [['navi sessions list --limit 5', ''], ['navi sessions list -o json', 'as JSON']],
@@ -265,7 +235,7 @@ export async function main(args: string[]): Promise<void> {
           'compact <id>',
           "Compress a session's context now (the model summarises older messages; history is kept)",
           (yy) =>
-            commandHelp(exchangeOptions(yy).positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), {
+            commandHelp(commandFlags(yy.positional('id', { type: 'string', demandOption: true, describe: 'The session id (see: navi sessions list)' }), 'sessions compact'), {
               path: 'sessions compact',
               uses: ['db', 'ollama', 'profile'],
               examples: [['navi sessions compact SESSION_ID', 'the model summarises older messages']],
@@ -285,9 +255,7 @@ export async function main(args: string[]): Promise<void> {
           "Show a profile's effective settings, tools, the project instructions found here and the system prompt",
           (yy) =>
             commandHelp(
-              yy
-                .positional('id', { type: 'string', demandOption: true, describe: 'The profile id (see: navi profiles list)' })
-                .option('project-instructions', { type: 'boolean', default: true, describe: 'Include AGENTS.md & co. (--no-project-instructions: as a run with it)' }),
+              commandFlags(yy.positional('id', { type: 'string', demandOption: true, describe: 'The profile id (see: navi profiles list)' }), 'profiles show'),
               { path: 'profiles show', uses: [], examples: [['navi profiles show coder', 'settings, tools and the system prompt']] },
             ),
           lazy(async () => (await import('./commands/profiles.js')).profilesShow, sink),
@@ -379,11 +347,7 @@ export async function main(args: string[]): Promise<void> {
 
   try {
     const argv = await cli.parseAsync();
-    if (argv.version === true) {
-      const { readFileSync } = await import('node:fs');
-      const pkg = JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT_URL), 'utf8')) as { version: string };
-      process.stdout.write(`${pkg.version}\n`);
-    }
+    if (argv.version === true) await printVersion();
   } catch (err) {
     sink.code = reportFatal(err);
   }

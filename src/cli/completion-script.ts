@@ -3,120 +3,61 @@
  * press, so completion is instant and opens nothing). It knows the commands, their
  * subcommands and flags, and the values of the flags that have fixed choices; file and
  * directory flags complete paths. zsh runs the same function through `bashcompinit`.
- * `test/cli/completion.test.ts` checks every flag here against `--help`, so it cannot drift.
+ * The flags come from the flag table (flags.ts); `test/cli/completion.test.ts` checks every flag
+ * here against `--help`.
  */
+import { FLAGS, globalFlags, spellings, type Flag } from './flags.js';
 
-/** Flags every command takes (app.ts globalOptions). */
-export const GLOBAL_FLAGS = [
-  '--cwd',
-  '--config',
-  '--output',
-  '--output-format',
-  '--quiet',
-  '--no-color',
-  '--db',
-  '--ollama-host',
-  '--model',
-  '--profile',
-  '--help',
-  '--version',
-];
+/** How a flag is offered: `--no-X` for a boolean that is on by default, else `--X` and its long aliases. */
+function offered(flag: Flag): string[] {
+  if (flag.kind === 'boolean' && flag.default === true) return [`--no-${flag.name}`];
+  const long = spellings(flag).filter((s) => s.startsWith('--'));
+  return flag.offerNegation === true ? [...long, `--no-${flag.name}`] : long;
+}
+
+/** Flags every command takes (the table's global ones, and --help, --version). */
+export const GLOBAL_FLAGS: string[] = [...globalFlags().flatMap(offered), '--help', '--version'];
+
+/** Top-level commands → their subcommands (the flags come from the table). */
+const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  run: [],
+  loop: [],
+  tasks: ['list', 'show', 'validate'],
+  runs: ['list', 'show'],
+  sessions: ['list', 'show', 'rm', 'compact'],
+  profiles: ['list', 'show'],
+  memory: ['list', 'forget'],
+  db: ['migrate'],
+  mcp: ['list', 'tools'],
+  doctor: [],
+  init: [],
+  completion: ['bash', 'zsh'],
+};
+
+/** The flags of a top-level command: its own and its subcommands' (`sessions` → `--limit`, `--record`…). */
+function commandFlagsOf(command: string): string[] {
+  const own = FLAGS.filter((f) => f.commands !== 'global' && f.commands.some((c) => c === command || c.startsWith(`${command} `)));
+  return [...new Set(own.flatMap(offered))];
+}
 
 /** Commands → their subcommands and own flags. */
-export const COMPLETION_TREE: Readonly<Record<string, { subcommands?: string[]; flags?: string[] }>> = {
-  run: {
-    flags: [
-      '--file',
-      '--session',
-      '--continue',
-      '--max-iterations',
-      '--max-turns',
-      '--no-loop',
-      '--output-schema',
-      '--output-last-message',
-      '--append-system-prompt',
-      '--allowed-tools',
-      '--disallowed-tools',
-      '--no-project-instructions',
-      '--print',
-      '--record',
-      '--replay',
-      '--replay-timing',
-    ],
-  },
-  loop: {
-    flags: [
-      '--max-iterations',
-      '--max-turns',
-      '--approval',
-      '--never-pause',
-      '--strategy',
-      '--decisions',
-      '--resume',
-      '--extend',
-      '--max-tokens',
-      '--deadline',
-      '--iteration-timeout',
-      '--no-project-instructions',
-      '--append-system-prompt',
-      '--record',
-      '--replay',
-      '--replay-timing',
-      '--junit',
-      '--summary',
-    ],
-  },
-  tasks: { subcommands: ['list', 'show', 'validate'] },
-  runs: { subcommands: ['list', 'show'], flags: ['--limit', '--format'] },
-  sessions: { subcommands: ['list', 'show', 'rm', 'compact'], flags: ['--limit', '--record', '--replay', '--replay-timing'] },
-  profiles: { subcommands: ['list', 'show'], flags: ['--no-project-instructions'] },
-  memory: { subcommands: ['list', 'forget'] },
-  db: { subcommands: ['migrate'] },
-  mcp: { subcommands: ['list', 'tools'] },
-  doctor: {},
-  init: {},
-  completion: { subcommands: ['bash', 'zsh'] },
-};
+export const COMPLETION_TREE: Readonly<Record<string, { subcommands?: string[]; flags?: string[] }>> = Object.fromEntries(
+  Object.entries(SUBCOMMANDS).map(([name, subs]) => {
+    const flags = commandFlagsOf(name);
+    return [name, { ...(subs.length > 0 ? { subcommands: [...subs] } : {}), ...(flags.length > 0 ? { flags } : {}) }];
+  }),
+);
 
-/** Flags followed by a value, and how to complete it. */
-const VALUE_FLAGS: Readonly<Record<string, string>> = {
-  '--cwd': 'dirs',
-  '--config': 'files',
-  '--output': 'text json stream-json',
-  '-o': 'text json stream-json',
-  '--output-format': 'text json stream-json',
-  '--db': '',
-  '--ollama-host': '',
-  '--model': '',
-  '-m': '',
-  '--profile': 'default coder researcher',
-  '-p': 'default coder researcher',
-  '--file': 'files',
-  '-f': 'files',
-  '--session': '',
-  '-s': '',
-  '--max-iterations': '',
-  '--max-turns': '',
-  '--output-schema': 'files',
-  '--output-last-message': 'files',
-  '--append-system-prompt': '',
-  '--allowed-tools': '',
-  '--disallowed-tools': '',
-  '--approval': 'none strict periodic',
-  '--strategy': 'combine radical reread',
-  '--decisions': 'files',
-  '--resume': '',
-  '--extend': '',
-  '--max-tokens': '',
-  '--deadline': '',
-  '--iteration-timeout': '',
-  '--limit': '',
-  '--record': 'files',
-  '--replay': 'files',
-  '--junit': 'files',
-  '--summary': 'files',
-  '--format': 'md junit json',
-};
+/** The shipped profiles, offered after --profile (a project's own are typed). */
+const PROFILE_NAMES = 'default coder researcher';
+
+/** Flags followed by a value, and how to complete it: `files`, `dirs`, or the words to offer. */
+const VALUE_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
+  FLAGS.filter((f) => f.kind !== 'boolean').flatMap((f) => {
+    const how = f.kind === 'choice' ? (f.choices ?? []).join(' ') : f.complete === 'profiles' ? PROFILE_NAMES : (f.complete ?? '');
+    return spellings(f).map((s) => [s, how]);
+  }),
+);
 
 function caseArms(entries: Array<[string, string]>, indent: string): string {
   return entries.map(([pattern, body]) => `${indent}${pattern}) ${body} ;;`).join('\n');

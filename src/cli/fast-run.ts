@@ -2,93 +2,79 @@
  * The fast path of `navi run`: a plain invocation is parsed with node:util's parseArgs, so the
  * most common command (and every benchmark of it) skips loading yargs and drawing its help
  * text (~100 ms of a one-shot run). Anything unusual — `--help`, an unknown or repeated flag,
- * a bad `--output` — returns null and goes through yargs, which owns help and error messages.
+ * a bad value — returns null and goes through yargs, which owns help and error messages.
+ * The options come from the flag table (flags.ts), as yargs' do.
  */
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { camelCase, FLAGS, type Flag } from './flags.js';
 import type { GlobalArgs } from './global-args.js';
 
-const OUTPUTS = new Set(['text', 'json', 'stream-json']);
+type ParseOptions = NonNullable<ParseArgsConfig['options']>;
 
-/** Spellings of one flag (app.ts declares the same aliases to yargs). */
-const ALIASES: Readonly<Record<string, string>> = { 'output-format': 'output', 'max-turns': 'max-iterations' };
+/** The flags `navi run` takes: the global ones and its own. */
+const RUN_FLAGS: readonly Flag[] = FLAGS.filter((f) => f.commands === 'global' || f.commands.includes('run'));
+
+/** parseArgs options for every spelling, and which flag each spelling is. */
+function buildOptions(): { options: ParseOptions; flagOf: Map<string, Flag> } {
+  const options: ParseOptions = {};
+  const flagOf = new Map<string, Flag>();
+  for (const flag of RUN_FLAGS) {
+    const type = flag.kind === 'boolean' ? 'boolean' : 'string';
+    const longs = [flag.name, ...(flag.aliases ?? []).filter((a) => a.length > 1)];
+    const shorts = (flag.aliases ?? []).filter((a) => a.length === 1);
+    // parseArgs takes one letter per option: the n-th letter goes to the n-th long spelling.
+    if (shorts.length > longs.length) throw new Error(`flag table: --${flag.name} has more one-letter aliases than long spellings`);
+    longs.forEach((long, i) => {
+      const short = shorts[i];
+      options[long] = short !== undefined ? { type, short } : { type };
+      flagOf.set(long, flag);
+    });
+    if (flag.kind === 'boolean') {
+      options[`no-${flag.name}`] = { type: 'boolean' };
+      flagOf.set(`no-${flag.name}`, flag);
+    }
+  }
+  return { options, flagOf };
+}
+
+const { options: OPTIONS, flagOf: FLAG_OF } = buildOptions();
 
 /** `navi run` flags as yargs would produce them, or null to let yargs handle the invocation. */
 export function parseRunFast(args: readonly string[]): (GlobalArgs & Record<string, unknown>) | null {
   if (args[0] !== 'run') return null;
   let parsed;
   try {
-    parsed = parseArgs({
-      args: args.slice(1),
-      allowPositionals: true,
-      strict: true,
-      tokens: true,
-      options: {
-        cwd: { type: 'string' },
-        config: { type: 'string' },
-        output: { type: 'string', short: 'o' },
-        'output-format': { type: 'string' },
-        quiet: { type: 'boolean', short: 'q' },
-        color: { type: 'boolean' },
-        'no-color': { type: 'boolean' },
-        db: { type: 'string' },
-        'ollama-host': { type: 'string' },
-        model: { type: 'string', short: 'm' },
-        profile: { type: 'string', short: 'p' },
-        file: { type: 'string', short: 'f' },
-        session: { type: 'string', short: 's' },
-        'max-iterations': { type: 'string' },
-        'max-turns': { type: 'string' },
-        loop: { type: 'boolean' },
-        'no-loop': { type: 'boolean' },
-        continue: { type: 'boolean', short: 'c' },
-        'output-schema': { type: 'string' },
-        'output-last-message': { type: 'string' },
-        'append-system-prompt': { type: 'string' },
-        'allowed-tools': { type: 'string' },
-        'disallowed-tools': { type: 'string' },
-        'project-instructions': { type: 'boolean' },
-        'no-project-instructions': { type: 'boolean' },
-        print: { type: 'boolean' },
-      },
-    });
+    parsed = parseArgs({ args: args.slice(1), allowPositionals: true, strict: true, tokens: true, options: OPTIONS });
   } catch {
     return null;
   }
-  // Aliases count as the same flag: given twice, yargs decides (and says) what happens.
-  const names = parsed.tokens.filter((t) => t.kind === 'option').map((t) => ALIASES[t.name] ?? t.name);
-  if (new Set(names).size !== names.length) return null;
-  const v = parsed.values;
-  const output = v.output ?? v['output-format'] ?? 'text';
-  if (!OUTPUTS.has(output)) return null;
-  if ((v.color && v['no-color']) || (v.loop && v['no-loop']) || (v['project-instructions'] && v['no-project-instructions'])) return null;
-  const argv: GlobalArgs & Record<string, unknown> = {
-    output: output as GlobalArgs['output'],
-    quiet: v.quiet ?? false,
-    color: v['no-color'] !== true,
-    prompt: parsed.positionals,
-  };
-  if (v.cwd !== undefined) argv.cwd = v.cwd;
-  if (v.config !== undefined) argv.config = v.config;
-  if (v.db !== undefined) argv.db = v.db;
-  if (v['ollama-host'] !== undefined) argv.ollamaHost = v['ollama-host'];
-  if (v.model !== undefined) argv.model = v.model;
-  if (v.profile !== undefined) argv.profile = v.profile;
-  if (v.file !== undefined) argv.file = v.file;
-  if (v.session !== undefined) argv.session = v.session;
-  const maxIterations = v['max-iterations'] ?? v['max-turns'];
-  if (maxIterations !== undefined) {
-    // Not a whole number: yargs says so, naming the value (flag-values.ts).
-    if (!/^\d+$/.test(maxIterations)) return null;
-    argv.maxIterations = Number(maxIterations);
+  const argv: Record<string, unknown> = {};
+  for (const flag of RUN_FLAGS) if (flag.commands === 'global' && flag.default !== undefined) argv[camelCase(flag.name)] = flag.default;
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option') continue;
+    const flag = FLAG_OF.get(token.name);
+    // Given twice (or as two aliases, or --x and --no-x): yargs decides and says what happens.
+    if (flag === undefined || seen.has(flag.name)) return null;
+    seen.add(flag.name);
+    const value = flagValue(flag, token.name, token.value);
+    if (value === null) return null;
+    argv[camelCase(flag.name)] = value;
   }
-  if (v.continue === true) argv.continue = true;
-  if (v['output-schema'] !== undefined) argv.outputSchema = v['output-schema'];
-  if (v['output-last-message'] !== undefined) argv.outputLastMessage = v['output-last-message'];
-  if (v['append-system-prompt'] !== undefined) argv.appendSystemPrompt = v['append-system-prompt'];
-  if (v['allowed-tools'] !== undefined) argv.allowedTools = v['allowed-tools'];
-  if (v['disallowed-tools'] !== undefined) argv.disallowedTools = v['disallowed-tools'];
-  if (v['no-project-instructions'] === true) argv.projectInstructions = false;
-  if (v.loop === true) argv.loop = true;
-  if (v['no-loop'] === true) argv.loop = false;
-  return argv;
+  return { ...(argv as unknown as GlobalArgs), ...argv, prompt: parsed.positionals };
+}
+
+/** The value as yargs would give it, or null when yargs should say what is wrong with it. */
+function flagValue(flag: Flag, spelling: string, raw: string | undefined): unknown {
+  switch (flag.kind) {
+    case 'boolean':
+      return spelling !== `no-${flag.name}`;
+    case 'string':
+      return raw ?? null;
+    case 'choice':
+      return raw !== undefined && (flag.choices ?? []).includes(raw) ? raw : null;
+    case 'integer':
+      // Not a whole number: yargs says so, naming the value (flag-values.ts).
+      return raw !== undefined && /^\d+$/.test(raw) && Number(raw) >= (flag.min ?? 1) ? Number(raw) : null;
+  }
 }

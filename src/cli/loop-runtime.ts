@@ -4,34 +4,21 @@
  * loop overrides (the task's `loop:` block and the `navi loop` flags, so the safety guard sees
  * them), and the tool registry includes `loop_signal`.
  */
-import { homedir } from 'node:os';
-import { loadConfig, type LoopOverride } from '../config/load.js';
-import type { NaviConfig } from '../config/schema.js';
+import type { LoopOverride } from '../config/load.js';
 import type { Store } from '../store/types.js';
 import type { GlobalArgs } from './global-args.js';
 import type { Output } from './output.js';
 import { createRuntime, isInteractive, type Runtime } from './runtime.js';
+import { configFor, type LoadedRunConfig } from './setup.js';
 
 /** A loaded configuration and what the loader had to say. */
-export interface LoadedLoopConfig {
-  config: NaviConfig;
-  explicit: ReadonlySet<string>;
-  warnings: string[];
-}
+export type LoadedLoopConfig = LoadedRunConfig;
 
 export { isInteractive };
 
 /** The configuration a loop runs with (flags > env > loop overrides > files > defaults). */
 export function loadLoopConfig(args: GlobalArgs, cwd: string, loopOverrides: readonly LoopOverride[]): LoadedLoopConfig {
-  const loaded = loadConfig({
-    cwd,
-    configFile: args.config,
-    env: process.env,
-    home: homedir(),
-    flags: { ollamaHost: args.ollamaHost, model: args.model, db: args.db, profile: args.profile },
-    loopOverrides,
-  });
-  return { config: loaded.config, explicit: loaded.explicit.keys, warnings: loaded.warnings };
+  return configFor(args, cwd, loopOverrides);
 }
 
 /** What createLoopRuntime needs beyond the global flags. */

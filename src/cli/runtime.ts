@@ -9,12 +9,15 @@ import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } 
 import type { NaviConfig } from '../config/schema.js';
 import { createOllamaClient } from '../llm/ollama-client.js';
 import type { LlmClientOptions } from '../llm/types.js';
+import { normalizePrompt } from '../profiles/load.js';
 import { findProjectInstructions, type ProjectInstructions } from '../profiles/project-instructions.js';
 import type { Profile, ProfileSet } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { createRedactor } from '../tools/redact.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
+import type { AgentFlagArgs } from './agent-flags.js';
+import { systemPromptFlag } from './agent-flags.js';
 import { askYesNo } from './ask.js';
 import { checkProfileMcp, hasMcpServers, mcpSecretEnv, startMcp } from './mcp-runtime.js';
 import { memoryCacheFor } from './memory-cache.js';
@@ -38,6 +41,8 @@ export interface Runtime extends CliSetup {
   instructions: ProjectInstructions | null;
   /** What goes after the profile's prompt in the system message (instructions, --append-system-prompt). */
   systemAppendix: string;
+  /** `--system-prompt TEXT`: replaces the prompt of the profile this run uses (resolveProfile). */
+  systemPrompt: string | undefined;
 }
 
 /** Project instructions then `--append-system-prompt`: the run's part of the system message. */
@@ -139,6 +144,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     interactive,
     instructions,
     systemAppendix: systemAppendix(instructions, args.appendSystemPrompt),
+    systemPrompt: systemPromptFlag(args as AgentFlagArgs),
     exchanges,
   };
 }
@@ -172,6 +178,8 @@ export function llmClientOptions(
 export function resolveProfile(rt: Runtime, id: string): Profile {
   const profile = rt.profiles.profiles.get(id);
   if (!profile) {
+    const problem = rt.profiles.broken?.get(id);
+    if (problem !== undefined) throw new InvalidInputError('profile_invalid', `profile '${id}' cannot be used: ${problem}`);
     throw new InvalidInputError('profile_not_found', `unknown profile '${id}'; available: ${[...rt.profiles.profiles.keys()].join(', ')}`);
   }
   checkProfileMcp(profile, rt.config);
@@ -182,7 +190,12 @@ export function resolveProfile(rt: Runtime, id: string): Profile {
       `${profile.dir}/config.json: tools: unknown tool(s) ${unknown.join(', ')}; available: ${rt.registry.names().join(', ')}`,
     );
   }
-  return profile;
+  if (rt.systemPrompt === undefined) return profile;
+  // The agent composes the system message from the set (persona + prompt): the run's profile
+  // carries the replacement, every other profile (sub-agents, switch_profile) keeps its own.
+  const replaced: Profile = { ...profile, prompt: normalizePrompt(rt.systemPrompt) };
+  rt.profiles.profiles.set(id, replaced);
+  return replaced;
 }
 
 /** Turn options shared by every turn of this invocation. */

@@ -6,7 +6,8 @@ import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { NaviConfig } from '../config/schema.js';
-import { loadConfig } from '../config/load.js';
+import { loadConfig, type LoopOverride } from '../config/load.js';
+import { configFlags, listFlag, type AgentFlagArgs } from './agent-flags.js';
 import { InvalidInputError } from '../errors.js';
 import type { ProfileSet } from '../profiles/types.js';
 import type { Store } from '../store/types.js';
@@ -44,18 +45,36 @@ export function createOutput(argv: GlobalArgs): Output {
   return new Output({ mode: argv.output, quiet: argv.quiet, color, stdout: process.stdout, stderr: process.stderr, env });
 }
 
-export function setup(argv: GlobalArgs, output: Output = createOutput(argv)): CliSetup {
-  const env = process.env;
-  const cwd = resolveCwd(argv.cwd);
+/** A loaded configuration and what the loader had to say. */
+export interface LoadedRunConfig {
+  config: NaviConfig;
+  explicit: ReadonlySet<string>;
+  warnings: string[];
+}
+
+/**
+ * The one reading of the configuration from the command line: files, environment, the flags
+ * that set keys (`--model`, `--think`, `--num-ctx`, …), `--mcp-config` files and, for a loop,
+ * its overrides (flags > env > loop overrides > files > defaults).
+ */
+export function configFor(args: GlobalArgs & AgentFlagArgs, cwd: string, loopOverrides: readonly LoopOverride[] = []): LoadedRunConfig {
   const loaded = loadConfig({
     cwd,
-    configFile: argv.config,
-    env,
+    configFile: args.config,
+    env: process.env,
     home: homedir(),
-    flags: { ollamaHost: argv.ollamaHost, model: argv.model, db: argv.db, profile: argv.profile },
+    flags: configFlags(args),
+    mcpConfigFiles: listFlag(args.mcpConfig),
+    loopOverrides,
   });
+  return { config: loaded.config, explicit: loaded.explicit.keys, warnings: loaded.warnings };
+}
+
+export function setup(argv: GlobalArgs, output: Output = createOutput(argv)): CliSetup {
+  const cwd = resolveCwd(argv.cwd);
+  const loaded = configFor(argv, cwd);
   if (!argv.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
-  return { cwd, env, config: loaded.config, explicit: loaded.explicit.keys, output };
+  return { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output };
 }
 
 /** Shipped profiles plus the project's `profiles/` folder. */

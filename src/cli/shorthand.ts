@@ -9,44 +9,21 @@
  * - a first positional that is not a command: a prompt, run as `navi run …` — unless it is one
  *   bare word that looks like a mistyped command (`navi sesions list`): exit 2 with "Did you
  *   mean", rather than sending the typo to a model with a shell (a quoted prompt is never one);
+ * - a lone word that is not a sentence (`navi status`, `navi ls`; issue 18 item 9): exit 2,
+ *   "quote it or use navi run" (`navi version` prints the version);
  * - options but no positional (`navi -p "summarise x"`, `navi -o json`): exit 2. `-p` is navi's
  *   `--profile`; claude's `-p/--print` and gemini's `-p/--prompt` mean "run this prompt", so a CI
  *   job copied from them fails loudly with the command to use, instead of printing help and
  *   "passing" (issue 11).
  */
 import { InvalidInputError } from '../errors.js';
+import { valueFlagSpellings } from './flags.js';
 
 /** Every top-level command (and `help`, which yargs reads as `--help`). */
 export const COMMANDS = ['run', 'loop', 'tasks', 'runs', 'sessions', 'profiles', 'memory', 'mcp', 'db', 'doctor', 'init', 'completion'] as const;
 
-/**
- * Options (of any command) that take a value, so the word after them is not a positional.
- * Kept beside the yargs definitions' names: `app.ts` and `fast-run.ts` use the same spellings.
- */
-const VALUE_OPTIONS = new Set([
-  '--cwd',
-  '--config',
-  '--output',
-  '-o',
-  '--output-format',
-  '--db',
-  '--ollama-host',
-  '--model',
-  '-m',
-  '--profile',
-  '-p',
-  '--file',
-  '-f',
-  '--session',
-  '-s',
-  '--max-iterations',
-  '--max-turns',
-  '--output-schema',
-  '--output-last-message',
-  '--append-system-prompt',
-  '--allowed-tools',
-  '--disallowed-tools',
-]);
+/** Options (of any command) that take a value, so the word after them is not a positional (flags.ts). */
+const VALUE_OPTIONS = valueFlagSpellings();
 
 /** Mistyped commands are at most this many edits away (`sesions`, `doctr`, `tsks`). */
 const TYPO_DISTANCE = 2;
@@ -71,7 +48,45 @@ export function expandShorthand(args: readonly string[]): string[] {
       `unknown command '${word}'. Did you mean ${meant}? (A prompt that starts with this word: quote it, navi ${quote(args.slice(first).join(' '))}, or use navi run.)`,
     );
   }
+  if (positionalCount(args) === 1 && !isPromptLike(word)) {
+    // `navi version` is what scripts try first: answer it rather than refuse it.
+    if (word === 'version') return ['--version'];
+    throw new InvalidInputError('usage', loneWordMessage(word));
+  }
   return ['run', ...args];
+}
+
+/**
+ * A lone argument that reads as a prompt: words with spaces between them, or a sentence's end
+ * (`navi "why?"`). One bare word (`navi status`, `navi ls`) is far more often a command navi
+ * does not have than a prompt, and a prompt runs a model with a shell.
+ */
+export function isPromptLike(word: string): boolean {
+  return /\s/.test(word.trim()) || /\p{L}[?!.]$/u.test(word);
+}
+
+/** How many positional arguments `args` holds (words after `--` included). */
+export function positionalCount(args: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? '';
+    if (a === '--') return count + (args.length - i - 1);
+    if (a.startsWith('-') && a !== '-') {
+      if (!a.includes('=') && VALUE_OPTIONS.has(a)) i++;
+      continue;
+    }
+    count++;
+  }
+  return count;
+}
+
+function loneWordMessage(word: string): string {
+  const shown = quote(word);
+  const task = /\.ya?ml$/i.test(word) || word.includes('/') ? ` A task file runs with: navi loop ${shown}.` : '';
+  return (
+    `unknown command ${shown}, and one word is not taken as a prompt: quote it or use navi run ${shown} ` +
+    `(a prompt is a sentence in quotes: navi "…").${task}\nCommands: ${COMMANDS.join(', ')}. See: navi --help`
+  );
 }
 
 /** Index of the first positional argument, or undefined. */

@@ -2,6 +2,7 @@
  * The message of a usage error (exit 2): what was wrong, the flag probably meant for a typo'd
  * one (yargs suggests commands, not flags), and the `--help` of the command at hand.
  */
+import { foreignFlagHint } from './foreign-flags.js';
 import type { CommandContext } from './help-layout.js';
 
 /** Edit distance up to which a known flag counts as the one meant (`--max-iteration`, `--sesion`). */
@@ -63,6 +64,11 @@ export function usageMessage(msg: string, ctx: CommandContext | null): string {
   const unknown = /^Unknown arguments?: (.*)$/.exec(lines[0] ?? '');
   if (unknown && ctx !== null) {
     for (const name of (unknown[1] ?? '').split(', ').map((n) => n.replace(/^-+/, ''))) {
+      const foreign = foreignFlagHint(name);
+      if (foreign !== null) {
+        lines.push(foreign);
+        continue;
+      }
       const meant = suggestFlag(name, ctx.flags);
       if (meant !== null) lines.push(`Did you mean ${dashed(meant)} (not ${dashed(name)})?`);
     }

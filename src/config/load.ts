@@ -15,7 +15,7 @@ import { isRecord } from '../util/guards.js';
 import { formatProblems, problemsFrom } from './issues.js';
 import { readJsonFile } from './json-file.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from './loop-guard.js';
-import { MCP_JSON_FILE, mcpJsonKey, readMcpJson } from './mcp-json.js';
+import { MCP_JSON_FILE, mcpJsonKey, readMcpJson, readMcpServersFile } from './mcp-json.js';
 import { CONFIG_KEYS, NaviConfigSchema, type NaviConfig } from './schema.js';
 
 /** The global flags that feed configuration (as parsed by the CLI, camelCase). */
@@ -28,6 +28,12 @@ export interface ConfigFlags {
   db?: string;
   /** `--profile ID` → default_profile */
   profile?: string;
+  /** `--think [LEVEL]` / `--no-think` → llm.think */
+  think?: boolean | string;
+  /** `--temperature T` → llm.temperature (text as typed: the schema names a bad one) */
+  temperature?: number | string;
+  /** `--num-ctx N` → llm.num_ctx */
+  numCtx?: number;
 }
 
 /** A loop_mode override above the config files: a task file's `loop` block, `navi loop` flags. */
@@ -54,6 +60,8 @@ export interface LoadConfigOptions {
   home: string;
   /** loop_mode overrides, lowest precedence first; the safety guard is checked after them. */
   loopOverrides?: readonly LoopOverride[];
+  /** `--mcp-config FILE` (relative to cwd): files with `mcpServers` as in `.mcp.json`, above the project's config. */
+  mcpConfigFiles?: readonly string[];
 }
 
 /** What was set explicitly (by any file, variable or flag) rather than defaulted. */
@@ -105,6 +113,9 @@ const FLAG_KEYS: ReadonlyArray<readonly [keyof ConfigFlags, string, string]> = [
   ['model', 'llm.model', '--model'],
   ['db', 'db.url', '--db'],
   ['profile', 'default_profile', '--profile'],
+  ['think', 'llm.think', '--think'],
+  ['temperature', 'llm.temperature', '--temperature'],
+  ['numCtx', 'llm.num_ctx', '--num-ctx'],
 ];
 
 function setPath(target: Raw, dotted: string, value: unknown): void {
@@ -191,6 +202,17 @@ function mcpJsonLayer(opts: LoadConfigOptions): Layer | undefined {
   const layer: Layer = { source: display, raw, label: (path) => `${display}: ${mcpJsonKey(path)}` };
   validate(layer);
   resolvePaths(raw, opts.cwd, opts.home);
+  return layer;
+}
+
+/** `--mcp-config FILE`: its `mcpServers`, as a `.mcp.json` is read; the file must exist. */
+function mcpConfigLayer(file: string, opts: LoadConfigOptions): Layer {
+  const path = resolveUserPath(file, opts.cwd, opts.home);
+  const display = `--mcp-config ${displayPath(path, opts.cwd, opts.home)}`;
+  const raw = readMcpServersFile(path, display, false) ?? {};
+  const layer: Layer = { source: display, raw, label: (key) => `${display}: ${mcpJsonKey(key)}` };
+  validate(layer);
+  resolvePaths(raw, dirname(path), opts.home);
   return layer;
 }
 
@@ -314,6 +336,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   if (mcpJson) layers.push(mcpJson);
   const project = projectLayer(opts, warnings);
   if (project && project.source !== user?.source) layers.push(project);
+  for (const file of opts.mcpConfigFiles ?? []) layers.push(mcpConfigLayer(file, opts));
   layers.push(...(opts.loopOverrides ?? []).filter((o) => o.values !== undefined).map(overrideLayer));
   layers.push(...envLayers(opts.env, opts.cwd, opts.home));
   layers.push(...flagLayers(opts.flags ?? {}));

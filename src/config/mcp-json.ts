@@ -13,7 +13,12 @@ export const MCP_JSON_FILE = '.mcp.json';
 
 /** `mcpServers` of `<cwd>/.mcp.json` as a raw config layer (`{ mcp: { servers } }`), or undefined when absent. */
 export function readMcpJson(cwd: string, display: string): Record<string, unknown> | undefined {
-  const parsed = readJsonFile(join(cwd, MCP_JSON_FILE), display, 'config_invalid', true);
+  return readMcpServersFile(join(cwd, MCP_JSON_FILE), display, true);
+}
+
+/** `mcpServers` of a file in `.mcp.json`'s format as a raw config layer; undefined when absent (and `optional`). */
+export function readMcpServersFile(path: string, display: string, optional: boolean): Record<string, unknown> | undefined {
+  const parsed = readJsonFile(path, display, 'config_invalid', optional);
   if (parsed === undefined) return undefined;
   if (!isRecord(parsed)) throw new InvalidInputError('config_invalid', `${display}: must be a JSON object with "mcpServers"`);
   const servers = parsed.mcpServers;

@@ -80,7 +80,7 @@ function loadProfile(dir: string, id: string, source: Profile['source'], display
  * config.json or a system_prompt.txt (then it must hold both); other directories are left
  * alone, since a project's `profiles/` folder may well be its own business.
  */
-function loadProfilesIn(root: string, source: Profile['source'], displayRoot: string): Map<string, Profile> {
+function loadProfilesIn(root: string, source: Profile['source'], displayRoot: string, broken?: Map<string, string>): Map<string, Profile> {
   const out = new Map<string, Profile>();
   let names: string[];
   try {
@@ -94,7 +94,18 @@ function loadProfilesIn(root: string, source: Profile['source'], displayRoot: st
     if (!isDirectory(dir)) continue;
     if (!existsSync(join(dir, 'config.json')) && !existsSync(join(dir, 'system_prompt.txt'))) continue;
     // The folder name is the user's (or a cloned repository's): escaped in every message.
-    out.set(name, loadProfile(dir, name, source, `${displayRoot}/${printable(name)}`));
+    const display = `${displayRoot}/${printable(name)}`;
+    if (broken === undefined) {
+      out.set(name, loadProfile(dir, name, source, display));
+      continue;
+    }
+    // A project profile is checked when it is used: a broken one nobody runs blocks nothing.
+    try {
+      out.set(name, loadProfile(dir, name, source, display));
+    } catch (err) {
+      if (!(err instanceof InvalidInputError)) throw err;
+      broken.set(name, err.message);
+    }
   }
   return out;
 }
@@ -108,8 +119,10 @@ function sameDirectory(a: string, b: string): boolean {
 }
 
 /**
- * Shipped profiles plus the project's. Throws InvalidInputError (`profile_invalid`, exit 2)
- * naming the file for a missing or empty prompt, invalid JSON (line:column) or a bad key.
+ * Shipped profiles plus the project's. A shipped profile or a persona that does not load throws
+ * InvalidInputError (`profile_invalid`, exit 2) naming the file for a missing or empty prompt,
+ * invalid JSON (line:column) or a bad key; a project profile that does not load is kept in
+ * `broken` with that message, and fails only where it is used (`getProfile`).
  */
 export function loadProfiles(opts: LoadProfilesOptions = {}): ProfileSet {
   const shippedDir = opts.shippedDir ?? shippedProfilesDir();
@@ -127,7 +140,11 @@ export function loadProfiles(opts: LoadProfilesOptions = {}): ProfileSet {
       persona = readPrompt(projectPersona, `${printable(displayRoot)}/persona.txt`);
       personaFile = projectPersona;
     }
-    for (const [id, profile] of loadProfilesIn(projectDir, 'project', printable(displayRoot))) profiles.set(id, profile);
+    const broken = new Map<string, string>();
+    for (const [id, profile] of loadProfilesIn(projectDir, 'project', printable(displayRoot), broken)) profiles.set(id, profile);
+    // A broken project profile replaces a shipped one of its id too: running the shipped one instead would hide the mistake.
+    for (const id of broken.keys()) profiles.delete(id);
+    return { persona, personaFile, profiles, broken };
   }
   return { persona, personaFile, profiles };
 }
@@ -136,6 +153,8 @@ export function loadProfiles(opts: LoadProfilesOptions = {}): ProfileSet {
 export function getProfile(set: ProfileSet, id: string): Profile {
   const profile = set.profiles.get(id);
   if (profile) return profile;
+  const problem = set.broken?.get(id);
+  if (problem !== undefined) throw new InvalidInputError('profile_invalid', `profile '${printable(id)}' cannot be used: ${problem}`);
   const known = [...set.profiles.keys()].sort().join(', ');
   throw new NotFoundError('profile_not_found', `unknown profile "${printable(id)}" (available: ${printable(known) || 'none'})`);
 }

@@ -72,4 +72,9 @@ export interface ProfileSet {
   personaFile?: string;
   /** Profiles by id: shipped ones, then the project's (same id replaces). */
   profiles: Map<string, Profile>;
+  /**
+   * The project's profiles that failed to load, by id, with why (exit 2 when one is used; listed
+   * by `navi profiles list`). A broken profile that nobody asks for blocks nothing.
+   */
+  broken?: Map<string, string>;
 }

@@ -41,6 +41,11 @@ describe('navi completion', () => {
     expect(complete(script, ['navi', 'run', '-o', 'st'])).toEqual(['stream-json']);
     expect(complete(script, ['navi', 'loop', '--strategy', ''])).toEqual(['combine', 'radical', 'reread']);
     expect(complete(script, ['navi', 'completion', ''])).toEqual(['bash', 'zsh']);
+    // From the flag table (issue 18 items 8, 21): the new flags, and values after a flag before the command.
+    expect(complete(script, ['navi', 'run', '--system-p'])).toEqual(['--system-prompt']);
+    expect(complete(script, ['navi', 'run', '--no-th'])).toEqual(['--no-think']);
+    expect(complete(script, ['navi', 'loop', '--clar'])).toEqual(['--clarify']);
+    expect(complete(script, ['navi', '--replay', 'rec.jsonl', 'lo'])).toEqual(['loop']);
   }, TIMEOUT_MS);
 
   it('zsh: the same function through bashcompinit; the shell comes from $SHELL when not named', async () => {

@@ -28,13 +28,28 @@ function project() {
   return loadProfiles({ projectDir: projectProfilesDir(cwd) });
 }
 
+/**
+ * Why the project's profile `p` (or its persona) does not load. A broken profile fails where it
+ * is used (issue 18 item 12): loading keeps it aside, getProfile throws with its problem.
+ */
 function profileError(): string {
-  const err = thrown(project);
+  let set: ReturnType<typeof project> | undefined;
+  try {
+    set = project();
+  } catch {
+    // The persona is every profile's: it still fails the load.
+  }
+  const loaded = set;
+  const err = loaded === undefined ? thrown(project) : thrown(() => getProfile(loaded, 'p'));
+  if (set !== undefined) {
+    expect(set.profiles.has('p')).toBe(false);
+    expect(err.message).toBe(`profile 'p' cannot be used: ${set.broken?.get('p') ?? ''}`);
+  }
   expect(err).toBeInstanceOf(InvalidInputError);
   expect(err.code).toBe('profile_invalid');
   expect(err.exitCode).toBe(2);
   expect(err.message).not.toContain('\n');
-  return err.message;
+  return set?.broken?.get('p') ?? err.message;
 }
 
 describe('shipped profiles', () => {

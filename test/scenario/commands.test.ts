@@ -55,7 +55,7 @@ describe('profiles (no database, no model)', () => {
     expect(fs.existsSync(f.dataDir)).toBe(false);
   }, SCENARIO_TIMEOUT_MS);
 
-  it('a project profile is listed; a broken one is an exit-2 message naming its file, line and column', async () => {
+  it('a project profile is listed; a broken one is flagged by list and is an exit-2 message naming its file, line and column when used', async () => {
     const f = noDatabase();
     writeFiles(f.cwd, {
       'profiles/reviewer/config.json': JSON.stringify({ description: 'Reviews diffs', tools: { agent: ['read_file'] } }),
@@ -66,7 +66,11 @@ describe('profiles (no database, no model)', () => {
     expect(ok.stdout).toMatch(/^ {2}reviewer\s+project\s+Reviews diffs/m);
 
     writeFiles(f.cwd, { 'profiles/reviewer/config.json': '{\n  "description": "Reviews diffs",\n  "tools": [\n}' });
-    const bad = await runNavi(['profiles', 'list'], { cwd: f.cwd, env: f.env });
+    // Issue 18 item 12: listed as broken (exit 0); using it is the exit-2 message.
+    const list = await runNavi(['profiles', 'list'], { cwd: f.cwd, env: f.env });
+    expect(list.code, describeRun(list)).toBe(0);
+    expect(list.stdout).toMatch(/^! reviewer\s+project\s+broken: profiles\/reviewer\/config\.json:4:1: invalid JSON/m);
+    const bad = await runNavi(['profiles', 'show', 'reviewer'], { cwd: f.cwd, env: f.env });
     expect(bad.code, describeRun(bad)).toBe(2);
     expect(stackLines(bad.stderr)).toEqual([]);
     expect(bad.stderr).toMatch(/profiles\/reviewer\/config\.json:4:1: invalid JSON/);

@@ -144,7 +144,7 @@ describe('--help of each command', () => {
 describe('"not found" without a database: exit 2', () => {
   it.each([
     [['profiles', 'show', 'nope'], /unknown profile 'nope'/],
-    [['tasks', 'show', 'nope'], /no task file 'nope'/],
+    [['tasks', 'show', 'nope'], /no task named 'nope'/],
   ])('%j', async (args, pattern) => {
     const f = fixture();
     const run = await runNavi(args, { cwd: f.cwd, env: f.env });

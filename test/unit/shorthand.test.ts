@@ -13,8 +13,15 @@ describe('expandShorthand (navi "prompt" = navi run "prompt")', () => {
     [['fix the tests'], ['run', 'fix the tests']],
     [['-o', 'json', 'fix the tests'], ['run', '-o', 'json', 'fix the tests']],
     [['-p', 'coder', 'fix', 'it'], ['run', '-p', 'coder', 'fix', 'it']],
-    [['--profile=coder', 'summarise'], ['run', '--profile=coder', 'summarise']],
-    [['-q', 'hello'], ['run', '-q', 'hello']],
+    [['--profile=coder', 'summarise', 'it'], ['run', '--profile=coder', 'summarise', 'it']],
+    [['-q', 'hello there'], ['run', '-q', 'hello there']],
+    [['why?'], ['run', 'why?']],
+    [['--', 'status'], ['run', '--', 'status']],
+    [['version'], ['--version']],
+    // Issue 18 item 8: a flag with a value before the command leaves the command a command.
+    [['--replay', 'rec.jsonl', 'loop', 'tasks/fix.yaml'], ['--replay', 'rec.jsonl', 'loop', 'tasks/fix.yaml']],
+    [['--record', 'r.jsonl', '--decisions', 'd.jsonl', 'loop', 'x.yaml'], ['--record', 'r.jsonl', '--decisions', 'd.jsonl', 'loop', 'x.yaml']],
+    [['--limit', '5', 'runs', 'list'], ['--limit', '5', 'runs', 'list']],
     [['--', 'run'], ['run', '--', 'run']],
     [['-p', 'coder', 'loop', 'tasks/x.yaml'], ['-p', 'coder', 'loop', 'tasks/x.yaml']],
   ])('%j → %j', (args, want) => {
@@ -28,6 +35,10 @@ describe('expandShorthand (navi "prompt" = navi run "prompt")', () => {
     [['sesions', 'list'], /unknown command 'sesions'\. Did you mean sessions\?/],
     [['rnu', 'x'], /Did you mean run\?/],
     [['doctr'], /Did you mean doctor\?/],
+    // Issue 18 item 9: one bare word is not a prompt.
+    ...['status', 'list', 'show', 'resume', 'config', 'models', 'update', 'ls'].map((w): [string[], RegExp] => [[w], /quote it or use navi run/]),
+    [['-p', 'coder', 'summarise'], /unknown command 'summarise', and one word is not taken as a prompt/],
+    [['tasks/fix.yaml'], /A task file runs with: navi loop 'tasks\/fix.yaml'/],
   ])('%j is exit 2: %s', (args, message) => {
     expect(() => expandShorthand(args)).toThrow(message);
   });
@@ -85,6 +96,7 @@ describe('parseRunFast: the convention flags', () => {
       allowedTools: 'read_file,list_dir',
       disallowedTools: 'shell',
       projectInstructions: false,
+      print: true,
     });
   });
 

@@ -3,21 +3,17 @@
  * The model summarises everything but the most recent messages; the display buffer is untouched.
  * Nothing to compress → exit 1 with a clear message.
  */
-import { EXIT } from '../../errors.js';
+import { EXIT, NotFoundError } from '../../errors.js';
+import { withAgentCommand } from '../command-lifecycle.js';
 import type { GlobalArgs } from '../global-args.js';
-import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
-import { createOutput } from '../setup.js';
-import { installStopHandlers } from '../os-signals.js';
-import { NotFoundError } from '../../errors.js';
+import { createRuntime, resolveProfile, turnBase } from '../runtime.js';
 
 export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
-  const started = Date.now();
   const sessionId = String(argv.id);
-  const output = createOutput(argv);
-  const stop = installStopHandlers();
-  let rt: Runtime | null = null;
-  try {
-    rt = await createRuntime(argv, output, { mcp: false });
+  return withAgentCommand<never>(argv, {}, async ({ output, stop, started, ids, onClose, settle }) => {
+    ids.sessionId = sessionId;
+    const rt = await createRuntime(argv, output, { mcp: false });
+    onClose(() => rt.store.then((s) => s.close()));
     const session = await (await rt.store).sessions.get(sessionId);
     if (!session) throw new NotFoundError('session_not_found', `no session '${sessionId}'; see: navi sessions list`);
     const profileId = argv.profile ?? session.profile;
@@ -30,7 +26,7 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
         summary = `compacted session ${sessionId}: ${ev.messages_before} → ${ev.messages_after} messages in the model's view (~${ev.estimated_tokens_after} tokens); the full history is kept`;
       }
     }
-    if (!stop.signal.aborted) rt.exchanges.finish();
+    settle(rt.exchanges);
     if (output.mode === 'text') process.stdout.write(`${summary}\n`);
     await output.result({
       status: 'success',
@@ -42,12 +38,6 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
       duration_ms: Date.now() - started,
       errors: [],
     });
-    return stop.finish(EXIT.success);
-  } catch (err) {
-    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId }));
-  } finally {
-    output.close();
-    // Everything is saved before the result is written; a signal while closing exits at once.
-    if (rt) await rt.store.then((s) => s.close(), () => undefined);
-  }
+    return EXIT.success;
+  });
 }

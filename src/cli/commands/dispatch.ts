@@ -5,6 +5,7 @@
  * importing each other, so this is the one place that knows both. Both stay lazily loaded: a
  * one-shot run never loads loop mode.
  */
+import { settleAgentFlags } from '../agent-flags.js';
 import type { GlobalArgs } from '../global-args.js';
 import type { LoopArgs, LoopEntry } from './loop.js';
 
@@ -13,14 +14,16 @@ type Argv = GlobalArgs & Record<string, unknown>;
 /** `navi run`. */
 export async function runCommand(argv: Argv): Promise<number> {
   const { runOneShot } = await import('./run.js');
-  const next = await runOneShot(argv);
+  const next = await runOneShot(settleAgentFlags(argv));
   if (typeof next === 'number') return next;
-  return enterLoopMode({ ...argv, task: [], maxIterations: undefined }, { prompt: next.prompt, autoEntered: next.autoEntered }, next.release);
+  // A one-shot's --timeout is the loop's --deadline: the whole run's wall-clock limit.
+  const deadline = typeof argv.deadline === 'string' ? argv.deadline : typeof argv.timeout === 'string' ? argv.timeout : undefined;
+  return enterLoopMode({ ...argv, task: [], maxIterations: undefined, ...(deadline !== undefined ? { deadline } : {}) }, { prompt: next.prompt, autoEntered: next.autoEntered }, next.release);
 }
 
 /** `navi loop`. */
 export async function loopCommand(argv: Argv): Promise<number> {
-  return enterLoopMode(argv, {});
+  return enterLoopMode(settleAgentFlags(argv), {});
 }
 
 async function enterLoopMode(args: LoopArgs, entry: LoopEntry, release?: () => void): Promise<number> {

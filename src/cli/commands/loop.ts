@@ -6,12 +6,10 @@
  * `loop_mode.enabled`); a task that asks for one shot is handed back to `dispatch.ts`, which
  * runs it as `navi run` would.
  */
-import { existsSync } from 'node:fs';
-import { homedir, hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { hostname } from 'node:os';
 import { parseDuration, tryParseDuration } from '../../config/duration.js';
-import { loadConfig, type LoopOverride } from '../../config/load.js';
-import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } from '../../errors.js';
+import type { LoopOverride } from '../../config/load.js';
+import { describeError, EXIT, InvalidInputError, isNaviError, printable, type ExitStatus } from '../../errors.js';
 import { headlessDecisions, type DecisionSource } from '../../loop/decisions.js';
 import { LOOP_ENV } from '../../loop/nesting.js';
 import { pidAlive } from '../../loop/ownership.js';
@@ -25,11 +23,12 @@ import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisi
 import { createLoopRuntime, isInteractive, loadLoopConfig } from '../loop-runtime.js';
 import { reportMcpWarnings } from '../mcp-runtime.js';
 import type { McpManager } from '../../mcp/mcp-manager.js';
-import { forcedExitResult, type Output } from '../output.js';
+import type { Output } from '../output.js';
 import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
-import { openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
-import { installStopHandlers } from '../os-signals.js';
+import { configFor, openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
+import { withAgentCommand } from '../command-lifecycle.js';
 import { loopReports, type LoopReports } from '../loop-reports.js';
+import { findTaskFile, looksLikePath, taskNotFound } from '../task-lookup.js';
 
 export { LOOP_ENV };
 
@@ -42,6 +41,8 @@ export interface LoopArgs extends GlobalArgs {
   decisions?: string;
   resume?: string;
   extend?: number;
+  /** `--clarify TEXT` (with --resume): a clarification for the model. */
+  clarify?: string;
   maxTokens?: number;
   deadline?: string;
   iterationTimeout?: string;
@@ -88,14 +89,34 @@ function checkFlags(args: LoopArgs, entry: LoopEntry): void {
     }
   } else if (args.extend !== undefined) {
     throw new InvalidInputError('flag_invalid', '--extend only applies with --resume RUN_ID');
+  } else if (args.clarify !== undefined) {
+    throw new InvalidInputError('flag_invalid', '--clarify only applies with --resume RUN_ID (a new run takes the task itself)');
   }
+  if (args.clarify !== undefined && args.clarify.trim() === '') throw new InvalidInputError('flag_invalid', '--clarify: give the clarification text');
 }
 
-/** The task: a YAML file (by extension or because it exists), else the words as a prompt. */
+/**
+ * The task (issue 18 item 7): a task file named by path (`.yaml` may be left off) or by the name
+ * `navi tasks list` prints; else the words as a free-text prompt. A lone word is never free text
+ * (one that names no task is exit 2 with the names near it), nor is a word that looks like a path;
+ * words after a task file are exit 2 (the file holds its prompt).
+ */
 export function resolveTask(words: readonly string[], cwd: string): Task {
   const text = words.join(' ').trim();
-  if (words.length === 1 && (/\.ya?ml$/i.test(text) || existsSync(resolve(cwd, text)))) return loadTaskFile(resolve(cwd, text), text);
-  if (text === '') throw new InvalidInputError('task_missing', 'navi loop: give a task file (tasks/fix.yaml) or a prompt in quotes, or --resume RUN_ID');
+  if (text === '') throw new InvalidInputError('task_missing', 'navi loop: give a task file (tasks/fix.yaml), a task name (navi tasks list), or a prompt in quotes, or --resume RUN_ID');
+  const first = (words[0] ?? '').trim();
+  const oneToken = !/\s/.test(first);
+  const file = oneToken ? findTaskFile(first, cwd) : null;
+  if (file !== null) {
+    if (words.length > 1) {
+      throw new InvalidInputError(
+        'task_extra_words',
+        `extra words after the task file ${first}: '${printable(words.slice(1).join(' '))}'. A task file holds its prompt: put them in it, or quote the whole free-text task (navi loop "…")`,
+      );
+    }
+    return loadTaskFile(file.path, file.display);
+  }
+  if (oneToken && (words.length === 1 || looksLikePath(first))) throw taskNotFound(first, cwd);
   return promptOnlyTask(text);
 }
 
@@ -153,31 +174,35 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     if (!args.quiet) process.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
     return { prompt: task.prompt, cwd: task.cwd ?? args.cwd, profile: args.profile ?? task.profile };
   }
-  const output = createOutput(args);
+  const reporting = reports;
   let store: Promise<Store> | null = null;
-  const ids = { sessionId: '', runId: undefined as string | undefined };
-  const stop = installStopHandlers(
-    (sig) => {
-      if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, saving the run and stopping… (Ctrl-C again to exit at once)`);
-    },
-    () =>
-      output.resultSync(
-        forcedExitResult(
-          started,
-          `stopped at once by a second SIGINT; committed iterations are kept${ids.runId !== undefined ? `; resume with: navi loop --resume ${ids.runId}` : ''}`,
-          ids.runId !== undefined ? { run_id: ids.runId } : {},
-        ),
-      ),
-  );
   // The run's MCP servers, stopped however the command ends.
   let mcp: McpManager | null = null;
-  try {
+  return withAgentCommand<never>(
+    args,
+    {
+      stopping: 'saving the run and stopping…',
+      forcedExit: (ids) => ({
+        message: `stopped at once by a second SIGINT; committed iterations are kept${ids.runId !== undefined ? `; resume with: navi loop --resume ${ids.runId}` : ''}`,
+        ...(ids.runId !== undefined ? { extra: { run_id: ids.runId } } : {}),
+      }),
+      onFailure: async (code, err, { ids }) => {
+        const opened = store === null ? null : await store.catch(() => null);
+        await reporting.write({ store: opened, runId: ids.runId, taskName: task?.name ?? args.resume ?? 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
+      },
+    },
+    // The body keeps the indentation it had inside try {}: loop-truth edits it on another branch.
+    async ({ output, stop, ids, onClose, settle }) => {
+    onClose(() => {
+      if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
+      return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
+    });
     let rt: Runtime;
     const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
     let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
     if (args.resume !== undefined) {
       const env = process.env;
-      const base = loadConfig({ cwd: baseCwd, configFile: args.config, env, home: homedir(), flags: { ollamaHost: args.ollamaHost, model: args.model, db: args.db, profile: args.profile } });
+      const base = configFor(args, baseCwd);
       store = openConfiguredStore(base.config, env);
       const run = await (await store).loopRuns.get(args.resume);
       if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
@@ -208,7 +233,8 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
         decisions,
         owner: currentOwner(now),
-        resume: { run, extend: args.extend ?? 0 },
+        // --clarify: the loop runner gives it to the model with the next iteration (src/loop).
+        resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
       };
     } else {
       const t = task as Task;
@@ -272,7 +298,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         }
       }
     }
-    if (!stop.signal.aborted) runtime.exchanges.finish();
+    settle(runtime.exchanges);
     const status = STATUS[outcome.status];
     const errors = outcome.message === null ? [] : [outcome.message];
     if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
@@ -290,16 +316,8 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
       errors,
     });
-    await reports.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
-    return stop.finish(EXIT[status]);
-  } catch (err) {
-    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: ids.sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
-    const opened = store === null ? null : await store.catch(() => null);
-    await reports.write({ store: opened, runId: ids.runId, taskName: task?.name ?? args.resume ?? 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
-    return stop.finish(code);
-  } finally {
-    output.close();
-    if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
-    await Promise.all([store === null ? undefined : store.then((s) => s.close(), () => undefined), mcp?.close()]);
-  }
+    await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
+    return EXIT[status];
+    },
+  );
 }

@@ -1,5 +1,5 @@
 /** `navi profiles list|show`: no database, no model. */
-import { NotFoundError } from '../../errors.js';
+import { InvalidInputError, NotFoundError, printable } from '../../errors.js';
 import { systemPromptFor } from '../../profiles/load.js';
 import { findProjectInstructions } from '../../profiles/project-instructions.js';
 import { toolsForProfile, unknownProfileTools } from '../../agent/agent.js';
@@ -12,21 +12,26 @@ export async function profilesList(argv: Args): Promise<number> {
   const { cwd, config } = setup(argv);
   const set = await profilesFor(cwd);
   const rows = [...set.profiles.values()].sort((a, b) => a.id.localeCompare(b.id));
+  const broken = [...(set.broken ?? new Map<string, string>()).entries()].sort(([a], [b]) => a.localeCompare(b));
   if (argv.output !== 'text') {
     process.stdout.write(
       `${JSON.stringify({
         default_profile: config.default_profile,
-        profiles: rows.map((p) => ({ id: p.id, source: p.source, description: p.settings.description, tools: p.settings.tools.agent })),
+        profiles: [
+          ...rows.map((p) => ({ id: p.id, source: p.source, description: p.settings.description, tools: p.settings.tools.agent, valid: true })),
+          ...broken.map(([id, problem]) => ({ id, source: 'project', valid: false, problem })),
+        ],
       })}\n`,
     );
     return 0;
   }
-  const width = Math.max(...rows.map((p) => p.id.length), 2);
+  const width = Math.max(...rows.map((p) => p.id.length), ...broken.map(([id]) => id.length), 2);
   for (const p of rows) {
     const mark = p.id === config.default_profile ? '*' : ' ';
     process.stdout.write(`${mark} ${p.id.padEnd(width)}  ${p.source.padEnd(7)}  ${p.settings.description}\n`);
   }
-  process.stdout.write(`\n* default profile. Details: navi profiles show ID\n`);
+  for (const [id, problem] of broken) process.stdout.write(`! ${printable(id).padEnd(width)}  project  broken: ${problem}\n`);
+  process.stdout.write(`\n* default profile${broken.length > 0 ? '; ! broken (fails when used)' : ''}. Details: navi profiles show ID\n`);
   return 0;
 }
 
@@ -35,6 +40,8 @@ export async function profilesShow(argv: Args): Promise<number> {
   const set = await profilesFor(cwd);
   const id = String(argv.id);
   const profile = set.profiles.get(id);
+  const problem = set.broken?.get(id);
+  if (!profile && problem !== undefined) throw new InvalidInputError('profile_invalid', `profile '${id}' cannot be used: ${problem}`);
   if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${id}'; available: ${[...set.profiles.keys()].join(', ')}`);
   const { registry, userTools } = await toolsFor(cwd, config);
   const tools = toolsForProfile(profile, (n) => registry.has(n), false, userTools);

@@ -8,14 +8,14 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { toolsForProfile } from '../../agent/agent.js';
 import type { AgentEvent, StopReason } from '../../agent/events.js';
+import type { TurnOutcome } from '../../agent/agent.js';
 import { describeError, EXIT, InvalidInputError, type ExitStatus } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
-import { installStopHandlers } from '../os-signals.js';
-import { createRuntime, reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
-import { loadLoopConfig } from '../loop-runtime.js';
+import { timeoutMs, type AgentFlagArgs } from '../agent-flags.js';
+import { withAgentCommand } from '../command-lifecycle.js';
+import { createRuntime, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { reportMcpWarnings } from '../mcp-runtime.js';
-import { forcedExitResult } from '../output.js';
-import { createOutput, resolveCwd } from '../setup.js';
+import { configFor, resolveCwd } from '../setup.js';
 import type { Output } from '../output.js';
 import {
   checkFlagCombinations,
@@ -30,7 +30,7 @@ import {
 } from '../run-conventions.js';
 import { promptText, readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
 
-interface RunArgs extends GlobalArgs, ConventionArgs {
+interface RunArgs extends GlobalArgs, ConventionArgs, AgentFlagArgs {
   prompt?: string[];
   file?: string;
   session?: string;
@@ -115,9 +115,24 @@ function outcomeMessage(reason: StopReason, iterations: number, sessionId: strin
     case 'interrupted':
       return `interrupted; everything so far is saved in session ${sessionId}`;
     case 'context_too_large':
-      // The turn's message names the sizes and whether it ever fit (agent/context-size.ts).
-      return error ?? 'the conversation does not fit the model context window (num_ctx)';
+      return 'the conversation no longer fits the model context window (num_ctx)';
   }
+}
+
+/** The result of a run stopped by `--timeout`: budget exhausted (exit 5), resumable with --session. */
+async function timedOut(output: Output, outcome: TurnOutcome, ctx: { started: number; sessionId: string; limit: string }): Promise<number> {
+  await output.result({
+    status: 'budget_exhausted',
+    reason: 'timeout',
+    exit_code: EXIT.budget_exhausted,
+    result: outcome.text,
+    num_turns: outcome.modelCalls,
+    iterations: outcome.iterations,
+    usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
+    duration_ms: Date.now() - ctx.started,
+    errors: [`stopped at --timeout ${ctx.limit}; everything so far is saved in session ${ctx.sessionId}; continue with: navi run --session ${ctx.sessionId} "continue"`],
+  });
+  return EXIT.budget_exhausted;
 }
 
 /**
@@ -161,107 +176,97 @@ async function storedSession(rt: Runtime | null, sessionId: string): Promise<str
 /** `navi run`, as far as one shot goes: an exit code, or the handover to loop mode. */
 export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Promise<number | LoopHandover> {
   const args = argv as RunArgs;
-  const started = Date.now();
-  const output = createOutput(args);
-  let rt: Runtime | null = null;
-  let sessionId = args.session ?? '';
-  let handover: LoopHandover | null = null;
-  const stop = installStopHandlers(
-    (sig) => {
-      if (output.mode === 'text' && !args.quiet) output.diagnostic(`\nnavi: ${sig} received, stopping… (Ctrl-C again to exit at once)`);
+  return withAgentCommand<LoopHandover>(
+    args,
+    {
+      stopping: 'stopping…',
+      forcedExit: () => ({ message: 'stopped at once by a second SIGINT; what was saved before it is kept' }),
     },
-    () =>
-      output.resultSync(forcedExitResult(started, 'stopped at once by a second SIGINT; what was saved before it is kept')),
-  );
-  try {
-    if (args.maxIterations !== undefined && (!Number.isInteger(args.maxIterations) || args.maxIterations < 1)) {
-      throw new InvalidInputError('flag_invalid', `--max-iterations must be a positive integer (got ${String(args.maxIterations)})`);
-    }
-    checkFlagCombinations(args);
-    // The prompt first: a run without one must not create or open a database.
-    const cwd = resolveCwd(args.cwd);
-    const prompt = await resolvePrompt(args, cwd, (m) => {
-      if (!args.quiet) output.diagnostic(`warning: ${m}`);
-    });
-    const outputSchema = args.outputSchema !== undefined ? await loadOutputSchema(args.outputSchema, cwd) : undefined;
-    if (args.outputLastMessage !== undefined) checkLastMessageTarget(args.outputLastMessage, cwd);
-    const toolFilter = toolFilterFrom(args);
-    // Read once: it decides loop entry and is the one-shot run's configuration.
-    const loaded = loadLoopConfig(args, cwd, []);
-    const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled);
-    if (entering !== null) {
-      handover = {
-        prompt,
-        autoEntered: entering,
-        release: () => {
-          stop.dispose();
-          output.close();
-        },
-      };
-      return handover;
-    }
-    if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
-    rt = await createRuntime(args, output, { base: { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output } });
-    let profileId = args.profile ?? rt.config.default_profile;
-    if (args.continue === true) sessionId = await latestSessionIn(await rt.store, cwd);
-    const newSession = args.session === undefined && args.continue !== true;
-    if (!newSession) {
-      const existing = await (await rt.store).sessions.get(sessionId);
-      if (!existing) throw new InvalidInputError('session_not_found', `no session '${sessionId}'; see: navi sessions list`);
-      if (args.profile === undefined) profileId = existing.profile;
-    } else {
-      sessionId = randomUUID();
-    }
-    const profile = resolveProfile(rt, profileId);
-    if (toolFilter !== undefined) checkToolFilter(toolFilter, profileId, toolsForProfile(profile, (n) => rt?.registry.has(n) === true, false, rt.userTools));
-    output.setSession(sessionId);
-    reportMcpWarnings(rt.mcp, output);
-
-    const events = rt.agent.runStream({
-      ...turnBase(rt, stop.signal),
-      sessionId,
-      newSession,
-      message: prompt,
-      profileId,
-      maxIterations: args.maxIterations,
-      ...(toolFilter !== undefined ? { toolFilter } : {}),
-      ...(outputSchema !== undefined ? { outputSchema } : {}),
-    });
-    const show = outputSchema !== undefined && output.mode === 'text' ? structuredTextView(output) : (ev: AgentEvent) => output.event(ev);
-    let outcome;
-    for (;;) {
-      const step = await events.next();
-      if (step.done) {
-        outcome = step.value;
-        break;
+    async ({ output, stop, started, ids, onClose, detach, settle }) => {
+      ids.sessionId = args.session ?? '';
+      if (args.maxIterations !== undefined && (!Number.isInteger(args.maxIterations) || args.maxIterations < 1)) {
+        throw new InvalidInputError('flag_invalid', `--max-iterations must be a positive integer (got ${String(args.maxIterations)})`);
       }
-      show(step.value);
-    }
-    // A replay that mismatched (even where the agent carried on) or left model calls unused: exit 2.
-    if (!stop.signal.aborted) rt.exchanges.finish();
-    const unwritten = args.outputLastMessage !== undefined ? writeLastMessage(args.outputLastMessage, cwd, outcome.text) : null;
-    // The answer is there, but a script waiting for the file would not find it: not a success.
-    const status = unwritten !== null && OUTCOMES[outcome.stopReason] === 'success' ? 'error' : OUTCOMES[outcome.stopReason];
-    const message = unwritten ?? outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
-    await output.result({
-      status,
-      reason: outcome.schemaErrors !== undefined ? 'output_schema_mismatch' : outcome.stopReason,
-      exit_code: EXIT[status],
-      result: outcome.text,
-      num_turns: outcome.modelCalls,
-      iterations: outcome.iterations,
-      usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
-      duration_ms: Date.now() - started,
-      errors: message === null ? [] : [message],
-      ...(outcome.structured !== undefined ? { structured: outcome.structured } : {}),
-    });
-    return stop.finish(EXIT[status]);
-  } catch (err) {
-    return stop.finish(await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId: await storedSession(rt, sessionId) }));
-  } finally {
-    // A handover closes the output when it releases the handlers.
-    if (handover === null) output.close();
-    // Every message is saved before the result is written; a signal while closing exits at once.
-    if (rt) await Promise.all([rt.store.then((s) => s.close(), () => undefined), rt.mcp?.close()]);
-  }
+      checkFlagCombinations(args);
+      const limitMs = timeoutMs(args);
+      // Counted from the start: reading stdin and opening the store are part of the run.
+      const deadline = limitMs === undefined ? null : AbortSignal.timeout(Math.max(1, limitMs - (Date.now() - started)));
+      // The prompt first: a run without one must not create or open a database.
+      const cwd = resolveCwd(args.cwd);
+      const prompt = await resolvePrompt(args, cwd, (m) => {
+        if (!args.quiet) output.diagnostic(`warning: ${m}`);
+      });
+      const outputSchema = args.outputSchema !== undefined ? await loadOutputSchema(args.outputSchema, cwd) : undefined;
+      if (args.outputLastMessage !== undefined) checkLastMessageTarget(args.outputLastMessage, cwd);
+      const toolFilter = toolFilterFrom(args);
+      // Read once: it decides loop entry and is the one-shot run's configuration.
+      const loaded = configFor(args, cwd);
+      const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled);
+      // Loop mode takes over this run's output and handlers (dispatch.ts releases them).
+      if (entering !== null) return { prompt, autoEntered: entering, release: detach().release };
+      if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
+      const rt = await createRuntime(args, output, { base: { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output } });
+      onClose(() => Promise.all([rt.store.then((s) => s.close()), rt.mcp?.close()]));
+      ids.storedSession = () => storedSession(rt, ids.sessionId);
+      let sessionId = ids.sessionId;
+      let profileId = args.profile ?? rt.config.default_profile;
+      if (args.continue === true) sessionId = ids.sessionId = await latestSessionIn(await rt.store, cwd);
+      const newSession = args.session === undefined && args.continue !== true;
+      if (!newSession) {
+        const existing = await (await rt.store).sessions.get(sessionId);
+        if (!existing) throw new InvalidInputError('session_not_found', `no session '${sessionId}'; see: navi sessions list`);
+        if (args.profile === undefined) profileId = existing.profile;
+      } else {
+        sessionId = ids.sessionId = randomUUID();
+      }
+      const profile = resolveProfile(rt, profileId);
+      if (toolFilter !== undefined) checkToolFilter(toolFilter, profileId, toolsForProfile(profile, (n) => rt.registry.has(n), false, rt.userTools));
+      output.setSession(sessionId);
+      reportMcpWarnings(rt.mcp, output);
+
+      const events = rt.agent.runStream({
+        ...turnBase(rt, deadline === null ? stop.signal : AbortSignal.any([stop.signal, deadline])),
+        sessionId,
+        newSession,
+        message: prompt,
+        profileId,
+        maxIterations: args.maxIterations,
+        ...(toolFilter !== undefined ? { toolFilter } : {}),
+        ...(outputSchema !== undefined ? { outputSchema } : {}),
+      });
+      const show = outputSchema !== undefined && output.mode === 'text' ? structuredTextView(output) : (ev: AgentEvent) => output.event(ev);
+      let outcome;
+      for (;;) {
+        const step = await events.next();
+        if (step.done) {
+          outcome = step.value;
+          break;
+        }
+        show(step.value);
+      }
+      // A replay that mismatched (even where the agent carried on) or left model calls unused: exit 2.
+      settle(rt.exchanges, deadline);
+      if (outcome.stopReason === 'interrupted' && !stop.signal.aborted && deadline?.aborted === true) {
+        // --timeout: the run's budget of time is spent (exit 5, as a loop's --deadline); the work so far is saved.
+        return timedOut(output, outcome, { started, sessionId, limit: String(args.timeout) });
+      }
+      const unwritten = args.outputLastMessage !== undefined ? writeLastMessage(args.outputLastMessage, cwd, outcome.text) : null;
+      // The answer is there, but a script waiting for the file would not find it: not a success.
+      const status = unwritten !== null && OUTCOMES[outcome.stopReason] === 'success' ? 'error' : OUTCOMES[outcome.stopReason];
+      const message = unwritten ?? outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
+      await output.result({
+        status,
+        reason: outcome.schemaErrors !== undefined ? 'output_schema_mismatch' : outcome.stopReason,
+        exit_code: EXIT[status],
+        result: outcome.text,
+        num_turns: outcome.modelCalls,
+        iterations: outcome.iterations,
+        usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
+        duration_ms: Date.now() - started,
+        errors: message === null ? [] : [message],
+        ...(outcome.structured !== undefined ? { structured: outcome.structured } : {}),
+      });
+      return EXIT[status];
+    },
+  );
 }

@@ -3,61 +3,14 @@
  * working directory (and the examples shipped with navi). No database, no model: these only
  * read YAML. `validate` lists every problem of every file and exits 2 when there is one.
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import { EXIT, InvalidInputError } from '../../errors.js';
+import { resolve } from 'node:path';
+import { EXIT } from '../../errors.js';
 import { formatTaskProblems, validateTaskFile, type Task, type TaskValidation } from '../../loop/task-file.js';
-import { packagePath } from '../../package-root.js';
 import type { GlobalArgs } from '../global-args.js';
 import { resolveCwd } from '../setup.js';
+import { findTaskFile, taskFiles, taskNotFound, type TaskFileEntry } from '../task-lookup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
-
-/** Examples shipped with navi (`tasks/` at the package root). */
-const SHIPPED_DIR = packagePath('tasks');
-
-interface TaskFileEntry {
-  /** Absolute path. */
-  path: string;
-  /** As shown: relative to cwd when inside it. */
-  display: string;
-  source: 'project' | 'shipped';
-}
-
-function yamlFiles(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((n) => /\.ya?ml$/i.test(n))
-      .sort()
-      .map((n) => join(dir, n));
-  } catch {
-    return [];
-  }
-}
-
-function display(path: string, cwd: string): string {
-  const rel = relative(cwd, path);
-  return rel.startsWith('..') ? path : rel;
-}
-
-function realpath(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
-/** The project's task files, then shipped examples not already listed. */
-function taskFiles(cwd: string, withShipped: boolean): TaskFileEntry[] {
-  const project = yamlFiles(join(cwd, 'tasks')).map((path): TaskFileEntry => ({ path, display: display(path, cwd), source: 'project' }));
-  if (!withShipped) return project;
-  const seen = new Set(project.map((e) => realpath(e.path)));
-  const shipped = yamlFiles(SHIPPED_DIR)
-    .filter((p) => !seen.has(realpath(p)))
-    .map((path): TaskFileEntry => ({ path, display: display(path, cwd), source: 'shipped' }));
-  return [...project, ...shipped];
-}
 
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -115,24 +68,11 @@ function syncTasksList(argv: Args): number {
   return 0;
 }
 
-/** A task file named by path, or by name under `tasks/` (project, then shipped). */
+/** A task file named by path (`.yaml` may be left off), or by name under `tasks/` (project, then shipped). */
 function findTask(ref: string, cwd: string): TaskFileEntry {
-  const direct = resolve(cwd, ref);
-  if (isFile(direct)) return { path: direct, display: ref, source: 'project' };
-  for (const e of taskFiles(cwd, true)) {
-    const base = e.path.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '');
-    if (base === ref) return e;
-  }
-  for (const e of taskFiles(cwd, true)) if (validateTaskFile(e.path, e.display).task?.name === ref) return e;
-  throw new InvalidInputError('task_not_found', `no task file '${ref}' (a path, or a name under tasks/); see: navi tasks list`);
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
+  const found = findTaskFile(ref, cwd);
+  if (found === null) throw taskNotFound(ref, cwd);
+  return found;
 }
 
 export function tasksShow(argv: Args): Promise<number> {
