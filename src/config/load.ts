@@ -28,6 +28,11 @@ export interface ConfigFlags {
   db?: string;
   /** `--profile ID` → default_profile */
   profile?: string;
+  /**
+   * `--think [LEVEL]` / `--no-think` → llm.think: true, false, or "low" | "medium" | "high"
+   * (any other string is a config error naming the flag).
+   */
+  think?: boolean | string;
 }
 
 /** A loop_mode override above the config files: a task file's `loop` block, `navi loop` flags. */
@@ -105,6 +110,7 @@ const FLAG_KEYS: ReadonlyArray<readonly [keyof ConfigFlags, string, string]> = [
   ['model', 'llm.model', '--model'],
   ['db', 'db.url', '--db'],
   ['profile', 'default_profile', '--profile'],
+  ['think', 'llm.think', '--think'],
 ];
 
 function setPath(target: Raw, dotted: string, value: unknown): void {

@@ -1,6 +1,6 @@
 /**
  * A fake Ollama server on real HTTP (127.0.0.1, ephemeral port) that plays scripted turns with
- * Ollama's wire format, for tests that use the real `ollama` client and the built CLI.
+ * Ollama's wire format, for tests that use navi's Ollama client and the built CLI.
  * It can delay the first chunk (before the headers, as real Ollama does), stall, drop the
  * connection, send error or garbage lines, and answer 404 for models it does not have. Requests
  * are checked as server/routes.go ChatHandler checks them (body, keep_alive, think, model,
