@@ -28,6 +28,7 @@ export async function* compressTurn(turn: Turn, deps: AgentDeps, reason: Compres
     llm: deps.llm,
     model: turn.model,
     numCtx: turn.numCtx,
+    keepAlive: turn.opts.keepAlive,
     signal: turn.opts.signal,
     context: turn.context,
     keepRecent: settings.keepRecent,
