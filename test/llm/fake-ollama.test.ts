@@ -217,6 +217,21 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
     ['no tools key on a model without tools', { model: 'gemma2' }],
     ['an empty tools list on a model without tools', { model: 'gemma2', tools: [] }],
     ['a thinking level on a thinking model', { model: 'qwen3:8b', think: 'low' }],
+    // api/types.go 1126-1229: "max" is a level too (v0.22.0); harmony maps it to "high".
+    ['think "max"', { model: 'qwen3:8b', think: 'max' }],
+    // api/types.go 197-230: Message.ToolCallID, ToolCall.ID (since v0.12.10); num_predict is an option.
+    [
+      'call ids, tool_call_id and num_predict',
+      {
+        model: 'qwen3:8b',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: '', thinking: 't', tool_calls: [{ id: 'call_ab12cd34', function: { name: 'shell', arguments: { command: 'ls' } } }] },
+          { role: 'tool', content: 'a.txt', tool_name: 'shell', tool_call_id: 'call_ab12cd34' },
+        ],
+        options: { num_ctx: 4096, num_predict: 512 },
+      },
+    ],
   ])('accepts %s', async (_name, fields) => {
     const server = await serve({ models, turns: [{ content: 'x' }] });
     const res = await post(`${server.url}/api/chat`, { ...CHAT, ...fields });
