@@ -240,6 +240,24 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
     expect(server.turnsServed).toBe(1);
   });
 
+  it.each<[string, number | undefined, string, string, boolean]>([
+    ['unbounded (Ollama: -1)', -1, 'thinking it over', 'a'.repeat(40), true],
+    ['a bound the reply fits', 1000, 'thinking it over', 'a'.repeat(40), true],
+    ['a bound inside the content: cut there, no call', 8, 'thinking it over', 'a'.repeat(16), false],
+    ['a bound inside the thinking', 2, 'thinking', '', false],
+  ])('options.num_predict: %s', async (_name, numPredict, thinking, content, whole) => {
+    const turn = { thinking: 'thinking it over', content: 'a'.repeat(40), tool_calls: [{ name: 'shell', arguments: { command: 'ls' } }] };
+    const server = await serve({ models, turns: [turn] });
+    const res = await post(`${server.url}/api/chat`, { ...CHAT, options: { num_ctx: 4096, num_predict: numPredict } });
+    expect(res.status).toBe(200);
+    const out = lines(res.text);
+    const text = (key: 'thinking' | 'content'): string => out.map((l) => String((l.message as Record<string, unknown> | undefined)?.[key] ?? '')).join('');
+    expect(text('thinking')).toBe(thinking);
+    expect(text('content')).toBe(content);
+    expect(out.some((l) => (l.message as { tool_calls?: unknown } | undefined)?.tool_calls !== undefined)).toBe(whole);
+    expect(out.at(-1)).toMatchObject({ done: true, done_reason: whole ? 'stop' : 'length' });
+  });
+
   it.each([
     ['', 'missing request body'],
     ['{"model": "qwen3:8b", "messages": [', 'unexpected EOF'],

@@ -17,6 +17,7 @@ import {
   DEFAULT_VERSION,
   EXHAUSTED_TURN,
   architectureOf,
+  boundedTurn,
   doneFields,
   goJson,
   goJsonSyntaxError,
@@ -306,7 +307,9 @@ class FakeOllamaServer implements FakeOllama {
       const mismatch = formatMismatch(turn, constrainsAfterThinking(capabilities, body.think));
       if (mismatch !== undefined) this.mismatches.push(`turn ${index}: ${mismatch}`);
     }
-    await playTurn(res, turn, body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
+    // options.num_predict bounds the reply (boundedTurn cites the server).
+    const options = body.options as Record<string, unknown> | undefined;
+    await playTurn(res, boundedTurn(turn, options?.num_predict), body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
   }
 
   private checkTools(index: number, turn: FakeTurn, body: Record<string, unknown>): void {
