@@ -251,7 +251,7 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
     const res = await post(`${server.url}/api/chat`, { ...CHAT, options: { num_ctx: 4096, num_predict: numPredict } });
     expect(res.status).toBe(200);
     const out = lines(res.text);
-    const text = (key: 'thinking' | 'content'): string => out.map((l) => String((l.message as Record<string, unknown> | undefined)?.[key] ?? '')).join('');
+    const text = (key: 'thinking' | 'content'): string => out.map((l) => (l.message as Record<string, string | undefined> | undefined)?.[key] ?? '').join('');
     expect(text('thinking')).toBe(thinking);
     expect(text('content')).toBe(content);
     expect(out.some((l) => (l.message as { tool_calls?: unknown } | undefined)?.tool_calls !== undefined)).toBe(whole);
