@@ -5,6 +5,8 @@
  * discards half of it after the first `num_keep` tokens and goes on: the system prompt and tool
  * schemas are gone mid-reply, navi never sees `done_reason: "length"`, and the next call's
  * cached prefix is lost. Bounded, a reply that fills the window ends with "length" instead.
+ * The bound may change on every call: `num_predict` is a per-request option, not one of the
+ * runner's (api/types.go `Runner`), so a new value never reloads the model (sched.go needsReload).
  */
 
 /**
