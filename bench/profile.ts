@@ -82,7 +82,7 @@ function evalModule(source: string, nodeArgs: string[] = [], env: NodeJS.Process
 // ---------------------------------------------------------------------------------------------
 // imports
 
-const HEAVY = ['yargs', 'zod', 'ollama', 'ora', 'js-yaml', 'drizzle-orm', 'drizzle-orm/pg-core', 'drizzle-orm/pglite', 'drizzle-orm/postgres-js', '@electric-sql/pglite', 'postgres'];
+const HEAVY = ['yargs', 'zod', 'ora', 'js-yaml', 'drizzle-orm', 'drizzle-orm/pg-core', 'drizzle-orm/pglite', 'drizzle-orm/postgres-js', '@electric-sql/pglite', 'postgres'];
 
 function importTimes(specs: string[]): number[] {
   const src = `

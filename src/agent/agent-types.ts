@@ -1,5 +1,5 @@
 /** The agent core's inputs and outputs (kept apart so turn, agent and sub-agent code share them). */
-import type { ChatUsage, LlmClient } from '../llm/types.js';
+import type { ChatUsage, LlmClient, ThinkValue } from '../llm/types.js';
 import type { McpToolRef } from '../mcp/mcp-tools.js';
 import type { ProfileSet } from '../profiles/types.js';
 import type { SessionKind, Store } from '../store/types.js';
@@ -59,7 +59,8 @@ export interface RunSettings {
   numCtx: number;
   /** The user set num_ctx: lowered to the model's trained context length all the same, with a warning. */
   numCtxExplicit?: boolean;
-  think: boolean;
+  /** llm.think: true, false, or an effort level the main calls send as it is. */
+  think: ThinkValue;
   /** The user set llm.think: a model that cannot think gets a warning, not silence. */
   thinkExplicit?: boolean;
   keepAlive: string | number;

@@ -16,5 +16,7 @@ export function unansweredCalls(context: readonly ChatMessage[]): ChatMessage[] 
   const last = context[i];
   if (last?.role !== 'assistant' || !last.tool_calls?.length) return [];
   const answered = context.length - 1 - i;
-  return last.tool_calls.slice(answered).map((c) => ({ role: 'tool', tool_name: c.name, content: UNANSWERED_RESULT }));
+  return last.tool_calls
+    .slice(answered)
+    .map((c) => ({ role: 'tool', tool_name: c.name, ...(c.id !== undefined && { tool_call_id: c.id }), content: UNANSWERED_RESULT }));
 }

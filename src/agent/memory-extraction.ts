@@ -4,6 +4,7 @@
  * stored with source `extraction`. Failures are silent: memory is a nicety, never a reason to
  * fail a run that already answered.
  */
+import { helperThink } from '../llm/helper-think.js';
 import { fillPrompt, loadPrompt } from '../prompts.js';
 import type { AgentDeps } from './agent-types.js';
 import { renderTranscript } from './compression/render.js';
@@ -46,7 +47,7 @@ export async function extractMemories(turn: TurnState, deps: AgentDeps): Promise
       { role: 'system', content: prompt },
       { role: 'user', content: renderTranscript(turn.context, TRANSCRIPT_CHARS) },
     ],
-    think: false,
+    think: await helperThink(deps.llm, turn.model, turn.signal),
     numCtx: turn.numCtx,
     keepAlive: turn.settings.keepAlive,
     signal: turn.signal,

@@ -6,7 +6,7 @@
 /** Ollama's own default listen address; `OLLAMA_HOST` and `--ollama-host` override it. */
 export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
 
-/** Port Ollama listens on; a host given without a port (`OLLAMA_HOST=gpu-box`) gets this one, as the ollama client does. */
+/** Port Ollama listens on; a host given without a port (`OLLAMA_HOST=gpu-box`) gets this one, as Ollama's own client does (envconfig/config.go Host). */
 export const DEFAULT_OLLAMA_PORT = 11434;
 
 /** A small thinking model with tool calling that runs on a laptop GPU. */

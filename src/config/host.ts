@@ -33,7 +33,8 @@ function urlHost(host: string): string {
  * cleanly), or undefined when it cannot be an Ollama URL. As envconfig `Host()` reads it:
  * - no scheme → `http` and port 11434 (`localhost` → `http://localhost:11434`); the bare
  *   name `ollama.com` → `https://ollama.com:443`;
- * - explicit `http://` / `https://` without a port → 80 / 443 (the URL's own default);
+ * - explicit `http://` / `https://` without a port → 80 / 443 (the URL's own default), but
+ *   only in lower case: `HTTP://box` → `http://box:11434`, as Host() compares case-sensitively;
  * - `:port` → 127.0.0.1 (Go leaves the host empty, which dials the local system);
  * - bare IPv6 (`::1`, `[::1]`) gets the default port; `[::1]:8080` keeps its port;
  * - everything after the first `/` is the path.
@@ -52,11 +53,16 @@ export function normalizeOllamaHost(value: string): string | undefined {
   if (cut < 0) {
     if (s === 'ollama.com') [scheme, rest] = ['https', 'ollama.com:443'];
   } else {
-    scheme = s.slice(0, cut).toLowerCase();
+    const written = s.slice(0, cut);
+    // Host() picks the default port by comparing the scheme as written: `HTTP://box` is port
+    // 11434, like a scheme it does not know (envconfig/config.go 30-36). Ollama's client then
+    // lowercases it when it parses the request URL (api/client.go 116-132, url.Parse).
+    if (written === 'http') defaultPort = '80';
+    else if (written === 'https') defaultPort = '443';
+    scheme = written.toLowerCase();
     rest = s.slice(cut + 3);
-    if (scheme === 'http') defaultPort = '80';
-    else if (scheme === 'https') defaultPort = '443';
-    else return undefined;
+    // Any other scheme: Ollama's server would listen, but its client fails ("unsupported protocol scheme").
+    if (scheme !== 'http' && scheme !== 'https') return undefined;
   }
   const slash = rest.indexOf('/');
   const authority = slash < 0 ? rest : rest.slice(0, slash);

@@ -28,7 +28,10 @@ export interface ConfigFlags {
   db?: string;
   /** `--profile ID` → default_profile */
   profile?: string;
-  /** `--think [LEVEL]` / `--no-think` → llm.think */
+  /**
+   * `--think [LEVEL]` / `--no-think` → llm.think: true, false, or "low" | "medium" | "high"
+   * (any other string is a config error naming the flag).
+   */
   think?: boolean | string;
   /** `--temperature T` → llm.temperature (text as typed: the schema names a bad one) */
   temperature?: number | string;

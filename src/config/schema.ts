@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { DEFAULT_MODEL, DEFAULT_OLLAMA_HOST, DEFAULT_PROFILE_ID, DEFAULT_SHELL_DENY } from './defaults.js';
 import { DURATION_HINT, durationProblem } from './duration.js';
+import { THINK_LEVELS } from '../think.js';
 import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, text, textList } from './fields.js';
 import { normalizeOllamaHost } from './host.js';
 import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
@@ -44,6 +45,13 @@ export const LoopModeSchema = z.strictObject({
   stagnation_diversify_strategy: oneOf(DIVERSIFY_STRATEGIES).default('combine'),
 });
 
+const THINK_HINT = `must be true, false, or one of ${THINK_LEVELS.map((l) => JSON.stringify(l)).join(', ')}`;
+
+/** `llm.think`: a boolean or an effort level. */
+function thinkField() {
+  return z.union([z.boolean(), z.enum(THINK_LEVELS)], { error: THINK_HINT });
+}
+
 const hostField = z.string({ error: 'must be an Ollama URL such as http://127.0.0.1:11434' }).transform((value, ctx) => {
   const host = normalizeOllamaHost(value);
   if (host === undefined) {
@@ -61,8 +69,12 @@ export const LlmSchema = z.strictObject({
   model: text().default(DEFAULT_MODEL),
   /** Context window sent with every request; Ollama's own default silently truncates. */
   num_ctx: intAtLeast(1).default(65536),
-  /** Request extended reasoning (a profile's `think_enabled: false` turns it off). */
-  think: bool().default(true),
+  /**
+   * Request extended reasoning: true, false, or an effort level "low" | "medium" | "high"
+   * (Ollama's ThinkValue, api/types.go 1126-1229; gpt-oss ignores true/false and needs a level).
+   * A profile's `think_enabled: false` turns it off.
+   */
+  think: thinkField().default(true),
   /**
    * How long Ollama keeps the model loaded between requests; long so an overnight loop never
    * reloads it. Seconds or a Go duration, loaded as the value the request carries (a bare

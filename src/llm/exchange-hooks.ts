@@ -2,8 +2,8 @@
  * Where `--record` and `--replay` meet the HTTP of every model call (`guarded-fetch.ts`): a
  * recorder observes each exchange on the wire (the request's bytes, the status, every streamed
  * line as it arrived); a replayer answers the request itself, with a response object that the
- * guarded fetch reads exactly as it reads a socket, so the NDJSON framing, the `ollama` client's
- * parsing and navi's chunk mapping all run as they do against a server.
+ * guarded fetch reads exactly as it reads a socket, so the NDJSON framing and parsing and navi's
+ * chunk mapping all run as they do against a server.
  */
 import type { Readable } from 'node:stream';
 

@@ -7,7 +7,7 @@
  * depends on caching and timing rather than on the run.
  *
  * The answer is a stream that the guarded fetch reads like a socket: the recorded lines go
- * through the same framing, client parsing and chunk mapping as a live answer. With `timing`
+ * through the same framing, parsing and chunk mapping as a live answer. With `timing`
  * the head and each line arrive when they did; without it, at once. A mismatch is sticky: a
  * caller that swallows one failed request (compression falls back to truncation) meets it again
  * on the next request, and `finish()` reports it at the end of the run.

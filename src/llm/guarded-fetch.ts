@@ -1,12 +1,17 @@
 /**
- * The `fetch` handed to the `ollama` client. The client cannot cancel a request before its first
- * chunk, passes no signal at all for non-streaming calls, prints to stdout when an error body is
- * not JSON and to stderr when a stream line is not JSON (ollama 0.6.4, `checkOk`/`parseJSON`).
- * Doing the HTTP ourselves around it fixes all of that in one place:
- *  - every request carries the call's own AbortSignal, so stop and timeouts cut the socket;
- *  - a non-2xx answer is read and thrown here, so the client's `checkOk` never sees it;
- *  - a streamed body is re-framed line by line: only JSON lines reach the client, and what the
- *    wire looked like (error line, garbage, done seen) is recorded for the error mapper.
+ * navi's HTTP to Ollama, on `node:http`/`node:https` directly. Each request carries its call's
+ * own AbortSignal, so stop and the streaming timeouts cut the socket at any moment (before the
+ * headers, while reading an error body, mid-stream); a non-2xx answer is read and thrown as an
+ * `HttpStatusError` with the server's message; a streamed body is framed line by line and each
+ * line parsed once, here, into the object the mapping reads, with what the wire looked like
+ * (error line, garbage, done seen) recorded for the error mapper. Nothing is printed anywhere.
+ *
+ * Not the global (undici) fetch: a chat request body is written as the pieces navi built
+ * (`request-body.ts`: the history's bytes are reused from the previous call), where undici copies
+ * a body into a new buffer and runs it through its body pipeline; and a streamed body is framed
+ * and parsed straight from the socket. That took several milliseconds off every model call of a
+ * long history (SPEC §12, harness gap). Each line used to be parsed here for validation and again
+ * by the `ollama` npm client; it is parsed once now, and the client is gone.
  */
 import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage, type RequestOptions } from 'node:http';
 import { isRecord } from '../util/guards.js';
@@ -51,28 +56,23 @@ export class HttpStatusError extends Error {
   }
 }
 
-/**
- * Marks the synthetic error line written in place of garbage, so the client throws at the right
- * point in the stream (chunks before the garbage still reach the consumer in order).
- */
-const INVALID_LINE_MARKER = 'navi: invalid JSON line from server';
-
 /** Long enough to recognise an HTML page or a proxy message, short enough for a one-line error. */
 const EXCERPT_CHARS = 120;
 
-export interface GuardedFetchOptions {
+export interface GuardedRequestOptions {
   /** Aborts the request at any point: before headers, while reading an error body, mid-stream. */
   signal: AbortSignal;
   state: WireState;
-  /** Re-frame the body as validated NDJSON (streaming chat). Off for single-JSON endpoints. */
-  ndjson: boolean;
-  /**
-   * The request body, already serialised by navi: sent instead of the one the client made
-   * (chat requests; see `request-body.ts`).
-   */
-  body?: BodyParts;
   /** `--record` / `--replay` (`exchange-hooks.ts`): observe the exchange, or answer it without a network. */
   exchange?: ExchangeHooks;
+}
+
+/** One request: where, how, and its body as navi serialised it (`request-body.ts` for chat bodies). */
+export interface HttpCall {
+  url: URL;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: BodyParts;
 }
 
 /**
@@ -82,54 +82,63 @@ export interface GuardedFetchOptions {
 const MAX_ERROR_BODY_BYTES = 8 * 1024 * 1024;
 
 /**
- * Builds the `fetch` for one request; see the module comment for what it guards against.
- *
- * The HTTP is `node:http`/`node:https` with a keep-alive agent, not the global (undici) fetch:
- * a chat request body is written as the pieces navi built (`request-body.ts`: the history's
- * bytes are reused from the previous call) and other bodies once as the client's string (undici
- * copies a body into a new buffer and runs it through its body pipeline), and a streamed body is framed line by line
- * straight from the socket into the one `ReadableStream` the client reads. That took several
- * milliseconds off every model call of a long history (SPEC §12, harness gap).
+ * A single-JSON endpoint (`/api/show`, `/api/tags`, `/api/version`): the parsed body. A body that
+ * is not JSON rejects with the `SyntaxError` of `JSON.parse`.
  */
-export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
-  const { signal, state, ndjson } = opts;
-  const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = new URL(input instanceof Request ? input.url : input);
-    const linked = linkSignal(signal, init?.signal);
-    const { hooks, body: prepared } = exchangeOf(opts, url, init);
-    let res: ResponseHead;
-    let observer: ExchangeObserver | undefined;
-    try {
-      // A replay answers here, from the recording, with nothing sent anywhere.
-      observer = hooks?.observe?.(prepared.exchange);
-      res = hooks?.send !== undefined ? await hooks.send(prepared.exchange, linked) : await send(url, init, prepared.parts, linked, state);
-    } catch (err) {
-      observer?.end('error', err);
-      throw err;
-    }
-    state.gotResponse = true;
-    const status = res.statusCode ?? 0;
-    const statusText = res.statusMessage ?? '';
-    observer?.response(status, statusText);
-    try {
-      if (status < 200 || status > 299) {
-        const body = await readLimited(res, MAX_ERROR_BODY_BYTES);
-        observer?.body(body);
-        observer?.end('end');
-        throw new HttpStatusError(status, errorMessage(body, `${status} ${statusText}`.trim()));
-      }
-      // No headers: the client reads them only for a failed status, which never gets here.
-      if (ndjson) return new Response(ndjsonBody(res, state, observer), { status, statusText });
-      const body = await readLimited(res, Number.POSITIVE_INFINITY);
-      observer?.body(body);
-      observer?.end('end');
-      return new Response(body, { status, statusText });
-    } catch (err) {
-      observer?.end('error', err);
-      throw err;
-    }
-  };
-  return guarded;
+export async function requestJson(opts: GuardedRequestOptions, call: HttpCall): Promise<unknown> {
+  const { res, observer } = await open(opts, call);
+  try {
+    const body = await readLimited(res, Number.POSITIVE_INFINITY);
+    observer?.body(body);
+    observer?.end('end');
+    return JSON.parse(body) as unknown;
+  } catch (err) {
+    observer?.end('error', err);
+    throw err;
+  }
+}
+
+/**
+ * A streamed NDJSON endpoint (`/api/chat`): each line parsed once, as it arrives. The iterator
+ * ends when the body ends; it throws at an `{"error": …}` line or a line that is not a JSON
+ * object (after the lines before it), and on a dropped connection. `return()` (the consumer
+ * stopped early) closes the response.
+ */
+export async function requestStream(opts: GuardedRequestOptions, call: HttpCall): Promise<AsyncIterableIterator<Record<string, unknown>>> {
+  const { res, observer } = await open(opts, call);
+  return new LineStream(res, opts.state, observer);
+}
+
+/** Sends the request and returns the head of a 2xx answer; a non-2xx one is read and thrown. */
+async function open(opts: GuardedRequestOptions, call: HttpCall): Promise<{ res: ResponseHead; observer: ExchangeObserver | undefined }> {
+  const { signal, state } = opts;
+  const hooks = opts.exchange;
+  const exchange = exchangeOf(call);
+  let res: ResponseHead;
+  let observer: ExchangeObserver | undefined;
+  try {
+    // A replay answers here, from the recording, with nothing sent anywhere.
+    observer = hooks?.observe?.(exchange);
+    res = hooks?.send !== undefined ? await hooks.send(exchange, signal) : await send(call, signal, state);
+  } catch (err) {
+    observer?.end('error', err);
+    throw err;
+  }
+  state.gotResponse = true;
+  const status = res.statusCode ?? 0;
+  const statusText = res.statusMessage ?? '';
+  observer?.response(status, statusText);
+  if (status >= 200 && status <= 299) return { res, observer };
+  let body: string;
+  try {
+    body = await readLimited(res, MAX_ERROR_BODY_BYTES);
+  } catch (err) {
+    observer?.end('error', err);
+    throw err;
+  }
+  observer?.body(body);
+  observer?.end('end');
+  throw new HttpStatusError(status, errorMessage(body, `${status} ${statusText}`.trim()));
 }
 
 const agents = new Map<string, Agent>();
@@ -161,18 +170,13 @@ const MAX_STALE_RETRIES = 3;
  * ones) fails the request before any answer; that request never reached the server, so it is
  * sent again on a new connection, as Node's documentation recommends (`req.reusedSocket`).
  */
-async function send(
-  url: URL,
-  init: RequestInit | undefined,
-  body: BodyParts | undefined,
-  signal: AbortSignal,
-  state: WireState,
-): Promise<IncomingMessage> {
+async function send(call: HttpCall, signal: AbortSignal, state: WireState): Promise<IncomingMessage> {
   signal.throwIfAborted();
+  const { url, body } = call;
   const { agent, request } = await agentFor(url.protocol);
-  const headers: Record<string, string> = { ...(init?.headers as Record<string, string> | undefined) };
+  const headers: Record<string, string> = { ...call.headers };
   if (body !== undefined) headers['Content-Length'] = String(body.length);
-  const options: RequestOptions = { method: init?.method ?? 'GET', headers, agent };
+  const options: RequestOptions = { method: call.method, headers, agent };
   for (let retry = 0; ; retry++) {
     try {
       return await sendOnce(request, url, options, body, signal, state);
@@ -183,37 +187,16 @@ async function send(
   }
 }
 
-/** The request's body as it goes on the wire, and as the exchange hooks see it. */
-function exchangeOf(
-  opts: GuardedFetchOptions,
-  url: URL,
-  init: RequestInit | undefined,
-): { hooks: ExchangeHooks | undefined; body: { parts: BodyParts | undefined; exchange: ExchangeRequest } } {
-  const given = init?.body;
-  if (given !== undefined && given !== null && typeof given !== 'string') {
-    throw new TypeError('navi: only string request bodies are supported');
-  }
-  const parts = opts.body ?? (given === undefined || given === null ? undefined : stringBody(given));
-  const hooks = opts.exchange;
+/** The request as the exchange hooks see it; its body joined only when a hook reads it. */
+function exchangeOf(call: HttpCall): ExchangeRequest {
+  const parts = call.body;
   return {
-    hooks,
-    body: {
-      parts,
-      // Joined only when a hook reads it: a plain run keeps writing the pieces as they are.
-      exchange: {
-        method: init?.method ?? 'GET',
-        path: url.pathname,
-        get body(): Buffer {
-          return parts === undefined ? Buffer.alloc(0) : Buffer.concat(parts.chunks, parts.length);
-        },
-      },
+    method: call.method,
+    path: call.url.pathname,
+    get body(): Buffer {
+      return parts === undefined ? Buffer.alloc(0) : Buffer.concat(parts.chunks, parts.length);
     },
   };
-}
-
-function stringBody(text: string): BodyParts {
-  const bytes = Buffer.from(text);
-  return { chunks: [bytes], length: bytes.length };
 }
 
 /** A request that failed on a reused connection before any answer (see `send`). */
@@ -274,20 +257,6 @@ async function readLimited(res: ResponseHead, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * The client's own signal (set for streaming calls) is only ever aborted by its `abort()`,
- * which navi does not call; honour it anyway without creating a long-lived `AbortSignal.any`.
- */
-function linkSignal(ours: AbortSignal, theirs: AbortSignal | null | undefined): AbortSignal {
-  if (!theirs) return ours;
-  const linked = new AbortController();
-  const abort = (): void => linked.abort();
-  if (ours.aborted || theirs.aborted) abort();
-  ours.addEventListener('abort', abort, { once: true });
-  theirs.addEventListener('abort', abort, { once: true });
-  return linked.signal;
-}
-
 /** The server's error message: `{"error": …}` when JSON, else the first line of the text. */
 function errorMessage(text: string, fallback: string): string {
   const trimmed = text.trim();
@@ -301,90 +270,130 @@ function errorMessage(text: string, fallback: string): string {
   return excerpt(trimmed.split('\n')[0] ?? fallback);
 }
 
-/**
- * The streamed body as the client will read it: only JSON objects, one per line. A line that
- * is not JSON becomes a marked error line and ends the stream; `{"error": …}` and `done` are
- * recorded. The socket is paused while the reader is behind, so a fast server cannot fill memory.
- */
-function ndjsonBody(res: ResponseHead, state: WireState, observer: ExchangeObserver | undefined): ReadableStream<Uint8Array> {
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
-  let buffer = '';
-  let closed = false;
+/** Parsed lines held while the consumer is behind before the socket is paused. */
+const HIGH_WATER_LINES = 64;
 
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        const finish = (last: string | undefined, error?: Error): void => {
-          if (closed) return;
-          closed = true;
-          observer?.end(error === undefined ? 'end' : 'error', error);
-          if (last !== undefined) controller.enqueue(encoder.encode(last));
-          if (error) controller.error(error);
-          else controller.close();
-          res.destroy();
-        };
-        const handle = (line: string): void => {
-          const trimmed = line.trim();
-          if (closed || trimmed === '') return;
-          observer?.line(trimmed);
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(trimmed);
-          } catch {
-            parsed = undefined;
-          }
-          if (!isRecord(parsed)) {
-            state.invalidLine = excerpt(trimmed);
-            finish(`${JSON.stringify({ error: INVALID_LINE_MARKER })}\n`);
-            return;
-          }
-          if (parsed.error !== undefined) {
-            const message = errorText(parsed.error);
-            state.streamError = message;
-            finish(`${JSON.stringify({ error: message })}\n`);
-            return;
-          }
-          if (parsed.done === true) state.sawDone = true;
-          controller.enqueue(encoder.encode(`${trimmed}\n`));
-        };
-        res.on('data', (chunk: Buffer) => {
-          // Only the new text is searched for line ends: re-splitting the whole buffer on every
-          // chunk made a long line (a 20 MB tool argument) cost time quadratic in its length.
-          const text = decoder.decode(chunk, { stream: true });
-          let start = 0;
-          for (let nl = text.indexOf('\n'); nl !== -1 && !closed; nl = text.indexOf('\n', start)) {
-            handle(buffer + text.slice(start, nl));
-            buffer = '';
-            start = nl + 1;
-          }
-          buffer += text.slice(start);
-          if (!closed && (controller.desiredSize ?? 1) <= 0) res.pause();
-        });
-        res.once('end', () => {
-          buffer += decoder.decode();
-          handle(buffer);
-          buffer = '';
-          state.bodyEnded = true;
-          finish(undefined);
-        });
-        // A dropped connection mid-body: 'aborted' then 'error' (ECONNRESET) or 'close' alone.
-        res.on('error', (err) => finish(undefined, err));
-        res.once('close', () => {
-          if (!res.complete) finish(undefined, Object.assign(new Error('connection closed mid-response'), { code: 'ECONNRESET' }));
-        });
-      },
-      pull() {
-        if (!closed && res.isPaused()) res.resume();
-      },
-      cancel() {
-        if (!closed) observer?.end('cancelled');
-        closed = true;
-        res.destroy();
-      },
-    },
-    { highWaterMark: 64 },
-  );
+/**
+ * The streamed body as parsed lines: only JSON objects, one per line. A line that is not JSON, or
+ * an `{"error": …}` line, ends the stream with an error after the lines before it (recorded in the
+ * wire state for the error mapper); `done` is recorded. The socket is paused while the consumer
+ * is behind, so a fast server cannot fill memory.
+ */
+class LineStream implements AsyncIterableIterator<Record<string, unknown>> {
+  private readonly queue: Record<string, unknown>[] = [];
+  private closed = false;
+  /** Why the stream ended, once it has (undefined: a clean end). */
+  private failure: Error | undefined;
+  private waiter: { resolve: (r: IteratorResult<Record<string, unknown>>) => void; reject: (err: unknown) => void } | undefined;
+  private readonly decoder = new TextDecoder();
+  private buffer = '';
+
+  constructor(
+    private readonly res: ResponseHead,
+    private readonly state: WireState,
+    private readonly observer: ExchangeObserver | undefined,
+  ) {
+    res.on('data', (chunk: Buffer) => {
+      // Only the new text is searched for line ends: re-splitting the whole buffer on every
+      // chunk made a long line (a 20 MB tool argument) cost time quadratic in its length.
+      const text = this.decoder.decode(chunk, { stream: true });
+      let start = 0;
+      for (let nl = text.indexOf('\n'); nl !== -1 && !this.closed; nl = text.indexOf('\n', start)) {
+        this.handle(this.buffer + text.slice(start, nl));
+        this.buffer = '';
+        start = nl + 1;
+      }
+      this.buffer += text.slice(start);
+      if (!this.closed && this.queue.length >= HIGH_WATER_LINES) res.pause();
+    });
+    res.once('end', () => {
+      this.buffer += this.decoder.decode();
+      this.handle(this.buffer);
+      this.buffer = '';
+      state.bodyEnded = true;
+      this.finish();
+    });
+    // A dropped connection mid-body: 'aborted' then 'error' (ECONNRESET) or 'close' alone.
+    res.on('error', (err) => this.finish(err));
+    res.once('close', () => {
+      if (!res.complete) this.finish(Object.assign(new Error('connection closed mid-response'), { code: 'ECONNRESET' }));
+    });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Record<string, unknown>>> {
+    const value = this.queue.shift();
+    if (value !== undefined) {
+      if (!this.closed && this.queue.length < HIGH_WATER_LINES && this.res.isPaused()) this.res.resume();
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.closed) return this.failure === undefined ? Promise.resolve({ value: undefined, done: true }) : Promise.reject(this.failure);
+    if (this.res.isPaused()) this.res.resume();
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  /** The consumer stopped reading: close the response. */
+  return(): Promise<IteratorResult<Record<string, unknown>>> {
+    if (!this.closed) this.observer?.end('cancelled');
+    this.closed = true;
+    this.queue.length = 0;
+    this.res.destroy();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private handle(line: string): void {
+    const trimmed = line.trim();
+    if (this.closed || trimmed === '') return;
+    this.observer?.line(trimmed);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      parsed = undefined;
+    }
+    if (!isRecord(parsed)) {
+      this.state.invalidLine = excerpt(trimmed);
+      this.finish(new Error(`invalid JSON line from server: ${this.state.invalidLine}`));
+      return;
+    }
+    if (parsed.error !== undefined) {
+      const message = errorText(parsed.error);
+      this.state.streamError = message;
+      this.finish(new Error(message));
+      return;
+    }
+    if (parsed.done === true) this.state.sawDone = true;
+    this.push(parsed);
+  }
+
+  private push(value: Record<string, unknown>): void {
+    const waiter = this.waiter;
+    if (waiter !== undefined) {
+      this.waiter = undefined;
+      waiter.resolve({ value, done: false });
+    } else {
+      this.queue.push(value);
+    }
+  }
+
+  /** Ends the stream: the lines already queued are still read, then the end or the error. */
+  private finish(error?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.failure = error;
+    this.observer?.end(error === undefined ? 'end' : 'error', error);
+    this.res.destroy();
+    const waiter = this.waiter;
+    if (waiter === undefined) return;
+    this.waiter = undefined;
+    if (error === undefined) waiter.resolve({ value: undefined, done: true });
+    else waiter.reject(error);
+  }
 }
 
 /** An `error` field as text: the string itself, anything else as JSON. */

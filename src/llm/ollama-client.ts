@@ -1,12 +1,13 @@
 /**
- * The `LlmClient` on top of the `ollama` npm client (0.6.x). The client does the request
- * building and NDJSON parsing; navi supplies the HTTP (`guarded-fetch.ts`) so that stop and the
- * streaming timeouts cut the connection at any moment, including during a silent prefill.
+ * The `LlmClient` over Ollama's HTTP API. The request bodies are navi's own (`request-body.ts`,
+ * `ollama-mapping.ts`); the HTTP is `guarded-fetch.ts`, which cuts the connection at any moment
+ * for stop and the streaming timeouts (including during a silent prefill) and parses each
+ * streamed line once; `ollama-mapping.ts` turns the parsed lines into chunks. No `ollama` npm
+ * client: it only parsed every line a second time.
  */
-import type { ChatResponse, Config, Ollama } from 'ollama';
 import { InvalidInputError, LlmUnavailableError } from '../errors.js';
 import { isRecord } from '../util/guards.js';
-import { createGuardedFetch, newWireState, type BodyParts, type WireState } from './guarded-fetch.js';
+import { newWireState, requestJson, requestStream, type BodyParts, type HttpCall, type WireState } from './guarded-fetch.js';
 import { toLlmError } from './ollama-errors.js';
 import { toChatChunks } from './ollama-mapping.js';
 import { ChatBodies, plainChatBody } from './request-body.js';
@@ -28,9 +29,7 @@ const METADATA_TIMEOUT_S = 10;
 /** Ollama's port when the host is given without one (`OLLAMA_HOST=myhost`), as the client does. */
 const DEFAULT_PORT = '11434';
 
-type OllamaConstructor = new (config?: Partial<Config>) => Ollama;
-
-/** Creates the Ollama adapter. Cheap: the `ollama` package is loaded on the first call. */
+/** Creates the Ollama adapter. Cheap: nothing is loaded or connected before the first call. */
 export function createOllamaClient(opts: LlmClientOptions): LlmClient {
   return new OllamaAdapter(opts);
 }
@@ -39,7 +38,8 @@ class OllamaAdapter implements LlmClient {
   private readonly opts: LlmClientOptions;
   /** Host as written in messages: scheme, host and port, never credentials. */
   private readonly host: string;
-  private ctor: Promise<OllamaConstructor> | undefined;
+  /** Base URL of every request (credentials kept), or why the host cannot be used. */
+  private readonly base: URL | InvalidInputError;
   /** Chat bodies built on the previous request's bytes. */
   private readonly bodies = new ChatBodies();
   /** `/api/show` answers by model name. */
@@ -48,6 +48,7 @@ class OllamaAdapter implements LlmClient {
   constructor(opts: LlmClientOptions) {
     this.opts = opts;
     this.host = displayHost(opts.host);
+    this.base = baseUrl(opts.host);
   }
 
   async *chatStream(req: ChatRequest): AsyncGenerator<ChatChunk, void, undefined> {
@@ -72,24 +73,21 @@ class OllamaAdapter implements LlmClient {
       });
 
     try {
-      let iterator: AsyncIterator<ChatResponse>;
+      let iterator: AsyncIterator<Record<string, unknown>>;
       try {
         guard.limitTotal(this.opts.callTimeoutS ?? 0);
         // Real Ollama sends no headers until the first chunk exists (model loaded, prompt
         // prefilled, and — for a model that starts with a tool call — the whole call written),
         // so this timer covers connecting, waiting for headers and waiting for the first line.
         guard.arm('first_chunk_timeout', timeoutS, strict.firstChunk ? undefined : alive);
-        const ollama = await guard.race(this.open(guard.controller.signal, wire, true, this.opts.plainBodies ? plainChatBody(req) : this.bodies.build(req)));
-        // The body on the wire is `chatRequestJson(req)`; the client is given only what it reads
-        // itself (`stream`, and `messages` for images, which navi never sends).
-        const stream = await guard.race(ollama.chat({ model: req.model, stream: true }));
-        iterator = stream[Symbol.asyncIterator]();
+        const body = this.opts.plainBodies ? plainChatBody(req) : this.bodies.build(req);
+        iterator = await guard.race(requestStream(this.requestOptions(guard.controller.signal, wire), this.call('POST', '/api/chat', body)));
       } catch (err) {
         throw fail(err);
       }
 
       for (let first = true; ; first = false) {
-        let next: IteratorResult<ChatResponse>;
+        let next: IteratorResult<Record<string, unknown>>;
         try {
           if (guard.stopCause !== undefined) throw new Error('stopped between chunks');
           if (!first) {
@@ -103,7 +101,7 @@ class OllamaAdapter implements LlmClient {
           throw fail(err);
         }
         if (next.done === true) {
-          // The client throws before this on a stream without `done`; kept for safety.
+          // The body ended cleanly before a `done` line.
           wire.bodyEnded = true;
           throw fail(new Error('stream ended without done'));
         }
@@ -161,7 +159,7 @@ class OllamaAdapter implements LlmClient {
   }
 
   private async fetchModel(model: string, signal?: AbortSignal): Promise<ModelDetails> {
-    const raw = await this.metadata('/api/show', model, signal, (o) => o.show({ model }));
+    const raw = await this.metadata('POST', '/api/show', model, signal, JSON.stringify({ model }));
     const details: ModelDetails = { name: model };
     const info: unknown = isRecord(raw) ? raw.model_info : undefined;
     if (isRecord(info)) {
@@ -176,11 +174,16 @@ class OllamaAdapter implements LlmClient {
     if (Array.isArray(capabilities)) {
       details.capabilities = (capabilities as unknown[]).filter((c): c is string => typeof c === 'string');
     }
+    // api/types.go ShowResponse: `details.family` and `parser` (helper-think.ts reads them).
+    const family: unknown = isRecord(raw) && isRecord(raw.details) ? raw.details.family : undefined;
+    if (typeof family === 'string' && family !== '') details.family = family;
+    const parser: unknown = isRecord(raw) ? raw.parser : undefined;
+    if (typeof parser === 'string' && parser !== '') details.parser = parser;
     return details;
   }
 
   async listModels(signal?: AbortSignal): Promise<string[]> {
-    const raw = await this.metadata('/api/tags', undefined, signal, (o) => o.list());
+    const raw = await this.metadata('GET', '/api/tags', undefined, signal);
     const models: unknown = isRecord(raw) ? raw.models : undefined;
     if (!Array.isArray(models)) return [];
     const names: string[] = [];
@@ -193,7 +196,7 @@ class OllamaAdapter implements LlmClient {
   }
 
   async version(signal?: AbortSignal): Promise<string> {
-    const raw = await this.metadata('/api/version', undefined, signal, (o) => o.version());
+    const raw = await this.metadata('GET', '/api/version', undefined, signal);
     const version: unknown = isRecord(raw) ? raw.version : undefined;
     if (typeof version !== 'string') {
       throw new LlmUnavailableError('ollama_error', `Ollama at ${this.host} answered /api/version without a version`);
@@ -201,19 +204,15 @@ class OllamaAdapter implements LlmClient {
     return version;
   }
 
-  /** One short request with its own timeout; the answer is returned unparsed (`unknown`). */
-  private async metadata(
-    endpoint: string,
-    model: string | undefined,
-    signal: AbortSignal | undefined,
-    call: (ollama: Ollama) => Promise<unknown>,
-  ): Promise<unknown> {
+  /** One short request with its own timeout; the answer is returned as parsed JSON (`unknown`). */
+  private async metadata(method: 'GET' | 'POST', endpoint: string, model: string | undefined, signal: AbortSignal | undefined, body?: string): Promise<unknown> {
     const guard = new RequestGuard(signal);
     const wire = newWireState();
     guard.arm('request_timeout', METADATA_TIMEOUT_S);
     try {
-      const ollama = await guard.race(this.open(guard.controller.signal, wire, false));
-      return await guard.race(call(ollama));
+      const bytes = body === undefined ? undefined : Buffer.from(body);
+      const parts = bytes === undefined ? undefined : { chunks: [bytes], length: bytes.length };
+      return await guard.race(requestJson(this.requestOptions(guard.controller.signal, wire), this.call(method, endpoint, parts)));
     } catch (err) {
       throw toLlmError(err, {
         host: this.host,
@@ -228,34 +227,53 @@ class OllamaAdapter implements LlmClient {
     }
   }
 
-  /**
-   * A client instance per request, because the fetch it holds is bound to that request's
-   * signal and wire state (construction is a few field assignments).
-   */
-  private async open(signal: AbortSignal, wire: WireState, ndjson: boolean, body?: BodyParts): Promise<Ollama> {
-    // Loaded on first use: importing this module must stay cheap for CLI start-up.
-    this.ctor ??= import('ollama').then((m) => m.Ollama);
-    const Ctor = await this.ctor;
-    try {
-      return new Ctor({
-        host: this.opts.host,
-        fetch: createGuardedFetch({ signal, state: wire, ndjson, ...(body !== undefined && { body }), ...(this.opts.exchange !== undefined && { exchange: this.opts.exchange }) }),
-      });
-    } catch (err) {
-      throw new InvalidInputError(
-        'ollama_host_invalid',
-        `invalid Ollama host '${this.opts.host}'; set --ollama-host or OLLAMA_HOST to a URL like http://127.0.0.1:${DEFAULT_PORT}`,
-        { cause: err },
-      );
-    }
+  private requestOptions(signal: AbortSignal, state: WireState): { signal: AbortSignal; state: WireState; exchange?: LlmClientOptions['exchange'] } {
+    return { signal, state, ...(this.opts.exchange !== undefined && { exchange: this.opts.exchange }) };
+  }
+
+  /** The request for `path`; throws `ollama_host_invalid` (exit 2) for a host that is not a URL. */
+  private call(method: 'GET' | 'POST', path: string, body: BodyParts | undefined): HttpCall {
+    if (this.base instanceof InvalidInputError) throw this.base;
+    const url = new URL(this.base.href);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+    return { url, method, headers: requestHeaders(url), ...(body !== undefined && { body }) };
   }
 }
 
 /**
- * The host as the user should read it in messages: scheme, host and port as the client will
- * use them, without any `user:password@`.
+ * The headers the `ollama` npm client sent (and Ollama's own Go client sends): JSON both ways.
+ * For ollama.com, `OLLAMA_API_KEY` is the bearer token, as both clients do it (api/client.go).
  */
-export function displayHost(host: string): string {
+function requestHeaders(url: URL): Record<string, string> {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json',
+    'User-Agent': `navi (${process.platform} ${process.arch}; Node.js ${process.version})`,
+  };
+  const key = process.env.OLLAMA_API_KEY;
+  if (url.protocol === 'https:' && url.hostname === 'ollama.com' && key !== undefined && key !== '' && url.username === '') {
+    headers.Authorization = `Bearer ${key}`;
+  }
+  return headers;
+}
+
+/**
+ * The URL requests go to: as `displayHost` reads the host (scheme, default port 11434 without a
+ * scheme, `:port` on loopback), credentials kept.
+ */
+function baseUrl(host: string): URL | InvalidInputError {
+  const parsed = parseHost(host);
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    return new InvalidInputError(
+      'ollama_host_invalid',
+      `invalid Ollama host '${host}'; set --ollama-host or OLLAMA_HOST to a URL like http://127.0.0.1:${DEFAULT_PORT}`,
+    );
+  }
+  return parsed;
+}
+
+/** `host` as a URL with its port made explicit, or undefined when it is not one. */
+function parseHost(host: string): URL | undefined {
   let url = host.trim();
   let explicitScheme = url.includes('://');
   if (url.startsWith(':')) {
@@ -264,12 +282,25 @@ export function displayHost(host: string): string {
   } else if (!explicitScheme) {
     url = `http://${url}`;
   }
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    const port = parsed.port !== '' ? `:${parsed.port}` : explicitScheme ? '' : `:${DEFAULT_PORT}`;
-    const path = parsed.pathname.replace(/\/+$/, '');
-    return `${parsed.protocol}//${parsed.hostname}${port}${path}`;
+    parsed = new URL(url);
   } catch {
-    return host;
+    return undefined;
   }
+  if (parsed.port === '' && !explicitScheme) parsed.port = DEFAULT_PORT;
+  parsed.search = '';
+  parsed.hash = '';
+  return parsed;
+}
+
+/**
+ * The host as the user should read it in messages: scheme, host and port as the client will
+ * use them, without any `user:password@`.
+ */
+export function displayHost(host: string): string {
+  const parsed = parseHost(host);
+  if (parsed === undefined) return host;
+  const port = parsed.port !== '' ? `:${parsed.port}` : '';
+  return `${parsed.protocol}//${parsed.hostname}${port}${parsed.pathname.replace(/\/+$/, '')}`;
 }

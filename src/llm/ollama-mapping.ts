@@ -1,19 +1,49 @@
 /**
- * Translation between navi's `ChatRequest`/`ChatChunk` and the `ollama` client's wire shapes.
- * Pure functions: no I/O, so the adapter stays about transport and timing.
+ * Translation between navi's `ChatRequest`/`ChatChunk` and Ollama's wire shapes (api/types.go
+ * ChatRequest, Message, ToolCall). Pure functions: no I/O, so the adapter stays about transport
+ * and timing.
  */
-import type { ChatRequest as OllamaChatRequest, Message, ToolCall } from 'ollama';
 import { isRecord } from '../util/guards.js';
-import type { ChatChunk, ChatMessage, ChatRequest, ToolCallRequest } from './types.js';
+import type { ChatChunk, ChatMessage, ChatRequest, ThinkValue, ToolCallRequest, ToolSchema } from './types.js';
+
+/** api/types.go Message, the fields navi sends, in the server's order. */
+export interface WireMessage {
+  role: string;
+  content: string;
+  thinking?: string;
+  tool_calls?: WireToolCall[];
+  tool_name?: string;
+  tool_call_id?: string;
+}
+
+/** api/types.go ToolCall: the id first, then the function. */
+export interface WireToolCall {
+  id?: string;
+  function: { name: string; arguments: Record<string, unknown> };
+}
+
+/** api/types.go ChatRequest, the fields navi sends. */
+export interface WireChatRequest {
+  model: string;
+  messages: WireMessage[];
+  think: ThinkValue;
+  options: { num_ctx: number; num_predict?: number; temperature?: number };
+  tools?: ToolSchema[];
+  keep_alive?: string | number;
+  format?: 'json' | Record<string, unknown>;
+}
 
 /** The streaming request body, exactly what goes over the wire (minus `stream`). */
-export function toOllamaRequest(req: ChatRequest): OllamaChatRequest {
-  const body: OllamaChatRequest = {
+export function toOllamaRequest(req: ChatRequest): WireChatRequest {
+  // num_ctx always: Ollama's default window is small and silently truncates tool schemas.
+  const options: WireChatRequest['options'] = { num_ctx: req.numCtx };
+  if (req.numPredict !== undefined) options.num_predict = req.numPredict;
+  if (req.temperature !== undefined) options.temperature = req.temperature;
+  const body: WireChatRequest = {
     model: req.model,
     messages: req.messages.map(toOllamaMessage),
     think: req.think,
-    // num_ctx always: Ollama's default window is small and silently truncates tool schemas.
-    options: req.temperature === undefined ? { num_ctx: req.numCtx } : { num_ctx: req.numCtx, temperature: req.temperature },
+    options,
   };
   if (req.tools !== undefined && req.tools.length > 0) {
     body.tools = req.tools;
@@ -33,7 +63,7 @@ const wireMemo = new WeakMap<ChatMessage, WireEntry>();
 
 interface WireEntry {
   contentLength: number;
-  wire: Message;
+  wire: WireMessage;
   /** `JSON.stringify(wire)`, made on the first call that sends it. */
   json?: string;
 }
@@ -46,7 +76,7 @@ function wireEntry(msg: ChatMessage): WireEntry {
   return entry;
 }
 
-function toOllamaMessage(msg: ChatMessage): Message {
+function toOllamaMessage(msg: ChatMessage): WireMessage {
   return wireEntry(msg).wire;
 }
 
@@ -80,17 +110,22 @@ export function chatRequestFrame(req: ChatRequest): { head: string; tail: string
 
 /**
  * The fields in the order of Ollama's `api.Message` (role, content, thinking, tool_calls,
- * tool_name). An assistant turn goes back with its `thinking`: Ollama's tool-calling docs ask
- * for it, and templates that render reasoning (gpt-oss, qwen3: the turns after the last user
- * message) then see the prompt they generated, so the server's prompt cache still matches.
+ * tool_name, tool_call_id). Every assistant message goes back with its `thinking`, whichever
+ * turn it came from: Ollama's tool-calling docs ask for it, templates that render reasoning
+ * (gpt-oss, qwen3: the turns after the last user message; GLM-4.7, Cohere, Nemotron: every
+ * turn, model/renderers/glm47.go 34-37) then see the prompt they generated, so the server's
+ * prompt cache still matches (in Ollama's rendered mode; its native mode drops thinking,
+ * llm/llama_server.go 2205-2232). Call ids and `tool_call_id` pair results with their calls
+ * (renderers/cohere.go 120-141; the native path forwards both to the GGUF template).
  */
-function buildOllamaMessage(msg: ChatMessage): Message {
-  const out: Message = { role: msg.role, content: msg.content };
+function buildOllamaMessage(msg: ChatMessage): WireMessage {
+  const out: WireMessage = { role: msg.role, content: msg.content };
   if (msg.thinking !== undefined && msg.thinking !== '') out.thinking = msg.thinking;
   if (msg.tool_calls !== undefined && msg.tool_calls.length > 0) {
     out.tool_calls = msg.tool_calls.map(toOllamaToolCall);
   }
   if (msg.tool_name !== undefined) out.tool_name = msg.tool_name;
+  if (msg.tool_call_id !== undefined && msg.tool_call_id !== '') out.tool_call_id = msg.tool_call_id;
   return out;
 }
 
@@ -99,8 +134,9 @@ function buildOllamaMessage(msg: ChatMessage): Message {
  * sent as broken text are replayed as `{}` (parsed when they happen to be a JSON object). The
  * tool result that follows already tells the model its arguments were invalid.
  */
-function toOllamaToolCall(call: ToolCallRequest): ToolCall {
-  return { function: { name: call.name, arguments: argumentsObject(call.arguments) } };
+function toOllamaToolCall(call: ToolCallRequest): WireToolCall {
+  const fn = { name: call.name, arguments: argumentsObject(call.arguments) };
+  return call.id !== undefined && call.id !== '' ? { id: call.id, function: fn } : { function: fn };
 }
 
 function argumentsObject(args: unknown): Record<string, unknown> {

@@ -85,13 +85,13 @@ export class ChatBodies {
     const last = this.lastFrame;
     if (last !== null && sameFrame(last.req, req)) return last;
     const { head, tail } = chatRequestFrame(req);
-    const { model, tools, think, numCtx, temperature, keepAlive, format } = req;
-    this.lastFrame = { req: { model, tools, think, numCtx, temperature, keepAlive, format }, head: Buffer.from(head), tail: Buffer.from(tail) };
+    const { model, tools, think, numCtx, numPredict, temperature, keepAlive, format } = req;
+    this.lastFrame = { req: { model, tools, think, numCtx, numPredict, temperature, keepAlive, format }, head: Buffer.from(head), tail: Buffer.from(tail) };
     return this.lastFrame;
   }
 }
 
-type FrameFields = Pick<ChatRequest, 'model' | 'tools' | 'think' | 'numCtx' | 'temperature' | 'keepAlive' | 'format'>;
+type FrameFields = Pick<ChatRequest, 'model' | 'tools' | 'think' | 'numCtx' | 'numPredict' | 'temperature' | 'keepAlive' | 'format'>;
 
 /** Everything but the messages the same (tool schemas by identity: a turn keeps its list). */
 function sameFrame(a: FrameFields, b: FrameFields): boolean {
@@ -100,6 +100,7 @@ function sameFrame(a: FrameFields, b: FrameFields): boolean {
     a.tools === b.tools &&
     a.think === b.think &&
     a.numCtx === b.numCtx &&
+    a.numPredict === b.numPredict &&
     a.temperature === b.temperature &&
     a.keepAlive === b.keepAlive &&
     a.format === b.format
@@ -140,6 +141,7 @@ function sameOnWire(a: ChatMessage, aLength: number, b: ChatMessage): boolean {
     a.content === b.content &&
     (a.thinking ?? '') === (b.thinking ?? '') &&
     a.tool_name === b.tool_name &&
+    a.tool_call_id === b.tool_call_id &&
     a.tool_calls === b.tool_calls
   );
 }
@@ -151,7 +153,7 @@ function serialize(messages: ChatMessage[], from: number, to: number): Buffer {
   return Buffer.from(parts.join(''));
 }
 
-/** The plain body (`LlmClientOptions.plainBodies`): what the `ollama` client would serialise, made anew. */
+/** The plain body (`LlmClientOptions.plainBodies`): one `JSON.stringify` of the whole request, made anew. */
 export function plainChatBody(req: ChatRequest): BodyParts {
   const bytes = Buffer.from(JSON.stringify({ ...toOllamaRequest(req), stream: true }));
   return { chunks: [bytes], length: bytes.length };

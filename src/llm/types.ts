@@ -2,7 +2,10 @@
  * The model as the agent sees it. The Ollama adapter (`ollama-client.ts`) implements this;
  * tests pass a scripted implementation or point the real adapter at the fake server.
  */
+import type { ThinkValue } from '../think.js';
 import type { ExchangeHooks } from './exchange-hooks.js';
+
+export type { ThinkLevel, ThinkValue } from '../think.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -27,16 +30,20 @@ export interface ChatMessage {
   readonly role: ChatRole;
   readonly content: string;
   /**
-   * Reasoning text (assistant only). Always sent back, and kept in the stored context: the
-   * template decides what to render (qwen3 and gpt-oss only the turns after the last user
-   * message; GLM-4.7, Cohere and Nemotron every turn's, so dropping it would re-render the
-   * whole history and lose the reasoning those templates are made to keep).
+   * Reasoning text (assistant only). Sent back whenever the message is sent: Ollama's
+   * tool-calling docs ask for it, gpt-oss and qwen3 templates render the thinking of the turns
+   * after the last user message, and GLM-4.7, Cohere and Nemotron render every turn's
+   * (model/renderers/glm47.go 34-37). Templates that hide it cost only bytes on the wire.
    */
   readonly thinking?: string;
   readonly tool_calls?: readonly ToolCallRequest[];
   /** For role `tool`: the tool that produced this result. */
   readonly tool_name?: string;
-  /** For role `tool`: the id of the call it answers (Cohere and native templates pair by id). */
+  /**
+   * For role `tool`: the `id` of the call this result answers (Ollama's `Message.ToolCallID`,
+   * api/types.go 197-207). Cohere's renderer and native (Jinja) templates pair results with
+   * calls by it (model/renderers/cohere.go 120-141, llm/llama_server.go 2205-2232).
+   */
   readonly tool_call_id?: string;
 }
 
@@ -54,10 +61,20 @@ export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   tools?: ToolSchema[];
-  /** Ask for extended reasoning (`think: true`). */
-  think: boolean;
+  /**
+   * Ask for extended reasoning: `true`, an effort level, or `false` (src/think.ts). gpt-oss
+   * ignores booleans: it reasons whatever a boolean says.
+   */
+  think: ThinkValue;
   /** Always sent: Ollama's own default silently truncates long prompts. */
   numCtx: number;
+  /**
+   * `options.num_predict`: the most tokens the reply may take. Unset, Ollama lets a reply run to
+   * 10 × num_ctx (llm/llama_server.go 79, 106-118) and llama-server's context shift throws half
+   * the window away mid-reply instead of ending it with `done_reason: "length"`. See
+   * `replyTokenBound` (reply-bound.ts).
+   */
+  numPredict?: number;
   temperature?: number;
   keepAlive?: string | number;
   /** Stops the request, including before the first chunk arrives. */
@@ -102,6 +119,10 @@ export interface ModelDetails {
    * server does not report them (older Ollama versions).
    */
   capabilities?: string[];
+  /** `/api/show` `details.family` (`qwen3`, `gptoss`, …), when reported. */
+  family?: string;
+  /** `/api/show` `parser`: the model's built-in output parser (`harmony`, `qwen3-coder`, …), when it has one. */
+  parser?: string;
 }
 
 export interface LlmClient {

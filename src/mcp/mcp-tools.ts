@@ -25,9 +25,16 @@ export interface McpToolRef {
   tool: string;
 }
 
-/** The name the model sees; characters Ollama's parsers and models stumble on become `_`. */
+/**
+ * The name the model sees: letters, digits and `_` only, so it survives every renderer unchanged.
+ * gpt-oss's harmony parser declares `-`, `.` and space as `_` and drops other characters
+ * (harmony/harmonyparser.go 509-535, `convertToValidChars`), while the Go template still renders
+ * earlier calls under the name navi sent: a `-` in a server or tool name would make the history
+ * name a tool the model was never declared. The call goes to the server under the tool's own
+ * name (`defineMcpTool` keeps it); a name two tools map to is offered once (mcp-manager.ts).
+ */
 export function mcpToolName(server: string, tool: string): string {
-  return `${MCP_TOOL_PREFIX}${server}__${tool.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  return `${MCP_TOOL_PREFIX}${server.replace(/[^A-Za-z0-9_]/g, '_')}__${tool.replace(/[^A-Za-z0-9_]/g, '_')}`;
 }
 
 function describe(tool: ListedTool): string {

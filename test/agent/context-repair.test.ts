@@ -17,6 +17,17 @@ describe('unansweredCalls', () => {
     expect(out.map((m) => m.tool_name)).toEqual(want);
     for (const m of out) expect(m).toMatchObject({ role: 'tool', content: UNANSWERED_RESULT });
   });
+
+  it('each made-up result answers its call by id (tool_call_id), as Ollama pairs them', () => {
+    const context: ChatMessage[] = [
+      { role: 'assistant', content: '', tool_calls: [{ ...call('a'), id: 'call_x1' }, { ...call('b'), id: 'call_x2' }, call('c')] },
+      { role: 'tool', content: 'r', tool_name: 'a', tool_call_id: 'call_x1' },
+    ];
+    expect(unansweredCalls(context).map((m) => [m.tool_name, m.tool_call_id])).toEqual([
+      ['b', 'call_x2'],
+      ['c', undefined],
+    ]);
+  });
 });
 
 describe('capArgsForEvent', () => {

@@ -2,7 +2,9 @@
  * `navi doctor` against a fake Ollama (SPEC §13): the model's capabilities from `/api/show`,
  * a model without `tools` fails the check (server/routes.go answers 400 to tools for it), a
  * model without `thinking` is a warning when llm.think is on, and the server must be at least
- * 0.9.0 for `think` (api/types.go `ChatRequest.Think`, first in tag v0.9.0-rc0).
+ * 0.9.0 for `think` (api/types.go `ChatRequest.Think`, first in tag v0.9.0-rc0). Releases before
+ * fixes navi relies on are warnings (src/llm/server-versions.ts), and `OLLAMA_HOST` is read as
+ * Ollama's envconfig reads it.
  */
 import { DEFAULT_VERSION as DEFAULT_FAKE_VERSION } from '../support/fake-ollama-script.js';
 import fs from 'node:fs';
@@ -164,6 +166,47 @@ forEachBackend(
         expect(line(run.stdout, 'ollama')).toMatch(new RegExp(`^✓ ollama\\s+version ${version.replace(/\./g, '\\.')} at`));
         if (warns) expect(run.stdout).toContain(`  warning: cannot tell from version "${version}"`);
         else expect(run.stdout).not.toContain('warning: cannot tell');
+      }, SCENARIO_TIMEOUT_MS);
+
+      // Releases before fixes navi relies on (audit D16): passes, with a warning naming the fix.
+      it.each<[string, string[]]>([
+        ['0.29.3', ['fixed in 0.31.0', 'fixed in 0.32.15']],
+        ['0.30.0', ['fixed in 0.30.1', 'fixed in 0.31.0', 'fixed in 0.32.15']],
+        ['0.30.11', ['fixed in 0.31.0', 'fixed in 0.32.15']],
+        ['0.32.14', ['fixed in 0.32.15']],
+        ['0.32.15', []],
+        ['0.33.0', []],
+      ])('Ollama %s: warnings %j', async (version, fixes) => {
+        const s = await scenario(backend, { models: MODELS, turns: [], version });
+        const json = await s.navi(['doctor', '-o', 'json']);
+        expect(json.code, describeRun(json)).toBe(0);
+        const warnings = (JSON.parse(json.stdout) as DoctorJson).checks.find((c) => c.name === 'ollama')?.warnings ?? [];
+        expect(warnings.map((w) => /fixed in [\d.]+/.exec(w)?.[0])).toEqual(fixes);
+        for (const w of warnings) expect(w).toMatch(new RegExp(`^Ollama ${version.replace(/\./g, '\\.')} .+: upgrade Ollama`));
+        if (version === '0.32.14') {
+          const text = await s.navi(['doctor']);
+          expect(text.stdout).toContain(`  warning: Ollama 0.32.14 wedges the model runner when a parser error happens mid-stream`);
+        }
+      }, SCENARIO_TIMEOUT_MS);
+
+      it('a think level on an Ollama older than 0.17.7 is a warning; true is not', async () => {
+        const s = await scenario(backend, { models: MODELS, turns: [], version: '0.17.6' });
+        fs.writeFileSync(path.join(s.cwd, '.nav-config.json'), JSON.stringify({ llm: { think: 'high' } }));
+        const run = await s.navi(['doctor']);
+        expect(run.code, describeRun(run)).toBe(0);
+        expect(run.stdout).toContain('  warning: Ollama 0.17.6 refuses a think level (llm.think "low" | "medium" | "high") on every model but gpt-oss with HTTP 400');
+        fs.writeFileSync(path.join(s.cwd, '.nav-config.json'), JSON.stringify({ llm: { think: true } }));
+        expect((await s.navi(['doctor'])).stdout).not.toContain('refuses a think level');
+      }, SCENARIO_TIMEOUT_MS);
+    });
+
+    describe('doctor: OLLAMA_HOST', () => {
+      it('a scheme in capitals keeps port 11434, as Ollama reads OLLAMA_HOST (envconfig Host)', async () => {
+        const s = await scenario(backend, { models: MODELS, turns: [] });
+        // Nothing listens there in the test: the message names the host navi tried.
+        const run = await s.navi(['doctor', '-o', 'json'], { host: false, env: { OLLAMA_HOST: 'HTTP://127.0.0.1' } });
+        const ollama = (JSON.parse(run.stdout) as DoctorJson).checks.find((c) => c.name === 'ollama');
+        expect(ollama?.detail).toContain('http://127.0.0.1:11434');
       }, SCENARIO_TIMEOUT_MS);
     });
   },

@@ -22,6 +22,11 @@ describe('normalizeOllamaHost (envconfig Host + ConnectableHost)', () => {
     ['http://gpu-box', 'http://gpu-box'],
     ['https://gpu-box', 'https://gpu-box'],
     ['HTTP://Gpu-Box:1', 'http://gpu-box:1'],
+    // Host() compares the scheme case-sensitively (envconfig/config.go 30-36): another case keeps
+    // the default port 11434; the client lowercases the scheme when it parses the URL.
+    ['HTTP://gpu-box', 'http://gpu-box:11434'],
+    ['Https://gpu-box', 'https://gpu-box:11434'],
+    ['HTTPS://gpu-box:443', 'https://gpu-box'],
     ['http://:8080', 'http://127.0.0.1:8080'],
     // Bind-all addresses connect to loopback (ConnectableHost: IsUnspecified, To4).
     ['0.0.0.0', 'http://127.0.0.1:11434'],

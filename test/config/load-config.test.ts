@@ -233,6 +233,8 @@ describe('bad values name the file, the key, what is allowed and what was given'
         'show_status_block, iteration_approval, periodic_interval, never_pause_on_stagnation, stagnation_diversify_strategy (got true)',
     ],
     ['num_ctx', { llm: { num_ctx: -1 } }, 'llm.num_ctx: must be a positive integer (got -1)'],
+    ['think level', { llm: { think: 'max' } }, 'llm.think: must be true, false, or one of "low", "medium", "high" (got "max")'],
+    ['think as a word', { llm: { think: 'yes' } }, 'llm.think: must be true, false, or one of "low", "medium", "high" (got "yes")'],
     ['timeout', { llm: { chunk_timeout_s: 0 } }, 'llm.chunk_timeout_s: must be a positive number of seconds (got 0)'],
     ['temperature', { llm: { temperature: 3 } }, 'llm.temperature: must be a number between 0 and 2 (got 3)'],
     ['host', { llm: { host: 'ftp://x' } }, 'llm.host: must be an Ollama URL such as http://127.0.0.1:11434 or host:port (got "ftp://x")'],
@@ -271,6 +273,12 @@ describe('bad values name the file, the key, what is allowed and what was given'
   it('a file that is not a JSON object', () => {
     s.write('proj/.nav-config.json', '[1, 2]');
     expect(configError()).toBe('.nav-config.json: must be a JSON object ({ ... }), got an array');
+  });
+
+  it('--think: a level or a boolean from the flags (`flags.think`) lands on llm.think; anything else names the flag', () => {
+    for (const think of ['low', 'medium', 'high', true, false] as const) expect(load({ flags: { think } }).config.llm.think).toBe(think);
+    expect(load({}).config.llm.think).toBe(true);
+    expect(configError({ flags: { think: 'extreme' } })).toBe('--think: must be true, false, or one of "low", "medium", "high" (got "extreme")');
   });
 
   it('a bad flag names the flag', () => {

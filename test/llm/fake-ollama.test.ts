@@ -217,12 +217,45 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
     ['no tools key on a model without tools', { model: 'gemma2' }],
     ['an empty tools list on a model without tools', { model: 'gemma2', tools: [] }],
     ['a thinking level on a thinking model', { model: 'qwen3:8b', think: 'low' }],
+    // api/types.go 1126-1229: "max" is a level too (v0.22.0); harmony maps it to "high".
+    ['think "max"', { model: 'qwen3:8b', think: 'max' }],
+    // api/types.go 197-230: Message.ToolCallID, ToolCall.ID (since v0.12.10); num_predict is an option.
+    [
+      'call ids, tool_call_id and num_predict',
+      {
+        model: 'qwen3:8b',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: '', thinking: 't', tool_calls: [{ id: 'call_ab12cd34', function: { name: 'shell', arguments: { command: 'ls' } } }] },
+          { role: 'tool', content: 'a.txt', tool_name: 'shell', tool_call_id: 'call_ab12cd34' },
+        ],
+        options: { num_ctx: 4096, num_predict: 512 },
+      },
+    ],
   ])('accepts %s', async (_name, fields) => {
     const server = await serve({ models, turns: [{ content: 'x' }] });
     const res = await post(`${server.url}/api/chat`, { ...CHAT, ...fields });
     expect(res.status).toBe(200);
     expect(lines(res.text).at(-1)).toMatchObject({ done: true });
     expect(server.turnsServed).toBe(1);
+  });
+
+  it.each<[string, number | undefined, string, string, boolean]>([
+    ['unbounded (Ollama: -1)', -1, 'thinking it over', 'a'.repeat(40), true],
+    ['a bound the reply fits', 1000, 'thinking it over', 'a'.repeat(40), true],
+    ['a bound inside the content: cut there, no call', 8, 'thinking it over', 'a'.repeat(16), false],
+    ['a bound inside the thinking', 2, 'thinking', '', false],
+  ])('options.num_predict: %s', async (_name, numPredict, thinking, content, whole) => {
+    const turn = { thinking: 'thinking it over', content: 'a'.repeat(40), tool_calls: [{ name: 'shell', arguments: { command: 'ls' } }] };
+    const server = await serve({ models, turns: [turn] });
+    const res = await post(`${server.url}/api/chat`, { ...CHAT, options: { num_ctx: 4096, num_predict: numPredict } });
+    expect(res.status).toBe(200);
+    const out = lines(res.text);
+    const text = (key: 'thinking' | 'content'): string => out.map((l) => (l.message as Record<string, string | undefined> | undefined)?.[key] ?? '').join('');
+    expect(text('thinking')).toBe(thinking);
+    expect(text('content')).toBe(content);
+    expect(out.some((l) => (l.message as { tool_calls?: unknown } | undefined)?.tool_calls !== undefined)).toBe(whole);
+    expect(out.at(-1)).toMatchObject({ done: true, done_reason: whole ? 'stop' : 'length' });
   });
 
   it.each([

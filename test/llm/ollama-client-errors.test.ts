@@ -1,5 +1,4 @@
 import { createServer } from 'node:net';
-import { Ollama } from 'ollama';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LlmUnavailableError } from '../../src/errors.js';
 import { InvalidInputError, ModelOutputError } from '../../src/errors.js';
@@ -161,13 +160,6 @@ describe('server errors', () => {
 });
 
 describe('nothing reaches stdout on error paths', () => {
-  it('the raw client would print for a non-JSON error body (control)', async () => {
-    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
-    const server = await serve({ turns: [{ http_status: 502, error_body_text: '<html>bad gateway</html>' }] });
-    await rejectionOf(new Ollama({ host: server.url }).chat({ model: MODEL, messages: [], stream: true }));
-    expect(log).toHaveBeenCalled();
-  });
-
   it('the adapter prints nothing for any failure', async () => {
     const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     const consoleSpies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((method) =>

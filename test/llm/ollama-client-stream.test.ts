@@ -238,8 +238,9 @@ describe('model metadata', () => {
       name: 'qwen3:8b',
       contextLength: 40960,
       capabilities: ['completion', 'tools', 'thinking'],
+      family: 'qwen3',
     });
-    expect(await llm.showModel('tiny:1b')).toEqual({ name: 'tiny:1b', capabilities: ['completion'] });
+    expect(await llm.showModel('tiny:1b')).toEqual({ name: 'tiny:1b', capabilities: ['completion'], family: 'tiny' });
   });
 
   it('lists pulled models and the server version', async () => {

@@ -1,10 +1,9 @@
 /**
- * The chat request body navi serialises itself (`chatRequestJson`) is byte for byte what the
- * ollama client would have sent for the same request, and reuses each message's JSON. The
- * expected bytes come from the `ollama` package itself: its `chat()` is called with navi's
- * request (`toOllamaRequest`) and the body it hands to `fetch` is captured.
+ * The chat request body navi serialises itself (`chatRequestJson`, built from each message's
+ * memoised JSON) is byte for byte the plain `JSON.stringify` of the whole request (what the
+ * `ollama` npm client sent, before navi stopped using it), and carries Ollama's fields: call ids,
+ * `tool_call_id`, thinking of every assistant message, think levels, `num_predict`.
  */
-import { Ollama } from 'ollama';
 import { describe, expect, it } from 'vitest';
 import { chatRequestJson, toOllamaRequest } from '../../src/llm/ollama-mapping.js';
 import { ChatBodies } from '../../src/llm/request-body.js';
@@ -20,8 +19,8 @@ const tool: ToolSchema = {
 const history: ChatMessage[] = [
   { role: 'system', content: 'You are navi.' },
   { role: 'user', content: 'Fix "the" bug\nin\tsrc/ — ünïcödé, 🚀, \u0000 \u2028 </script>' },
-  { role: 'assistant', content: '', thinking: 'never sent back', tool_calls: [{ id: 'c1', name: 'read_file', arguments: { path: 'a.ts' } }] },
-  { role: 'tool', content: '1\texport const a = 1;', tool_name: 'read_file' },
+  { role: 'assistant', content: '', thinking: 'sent back', tool_calls: [{ id: 'c1', name: 'read_file', arguments: { path: 'a.ts' } }] },
+  { role: 'tool', content: '1\texport const a = 1;', tool_name: 'read_file', tool_call_id: 'c1' },
   { role: 'assistant', content: '', tool_calls: [{ name: 'shell', arguments: '{"command":"ls"}' }, { name: 'x', arguments: 'not json' }] },
 ];
 
@@ -29,19 +28,9 @@ function request(over: Partial<ChatRequest> = {}): ChatRequest {
   return { model: 'qwen3:8b', messages: history, think: true, numCtx: 8192, signal, ...over };
 }
 
-/** The body the `ollama` client sends for `req`, captured at its `fetch` (nothing leaves the process). */
-async function clientBody(req: ChatRequest): Promise<string> {
-  let body: unknown;
-  const client = new Ollama({
-    host: 'http://127.0.0.1:9',
-    fetch: (_url, init) => {
-      body = init?.body;
-      return Promise.reject(new Error('captured'));
-    },
-  });
-  await expect(client.chat({ ...toOllamaRequest(req), stream: true })).rejects.toThrow('captured');
-  if (typeof body !== 'string') throw new Error(`the client sent a ${typeof body} body`);
-  return body;
+/** The plain body: one `JSON.stringify` of the whole request, as the `ollama` client made it. */
+function clientBody(req: ChatRequest): string {
+  return JSON.stringify({ ...toOllamaRequest(req), stream: true });
 }
 
 describe('chatRequestJson', () => {
@@ -53,19 +42,42 @@ describe('chatRequestJson', () => {
     ['temperature and keep_alive', { temperature: 0.2, keepAlive: '30m' }],
     ['json format, think off', { format: 'json', think: false }],
     ['odd model name', { model: 'we"ird\\model' }],
-  ])('%s: the bytes the client would send', async (_name, over) => {
+    ['a think level', { think: 'high' }],
+    ['num_predict', { numPredict: 1024, temperature: 0.5 }],
+  ])('%s: the bytes of the plain body', (_name, over) => {
     const req = request(over);
-    expect(chatRequestJson(req)).toBe(await clientBody(req));
+    expect(chatRequestJson(req)).toBe(clientBody(req));
   });
 
-  it('a longer history only appends to the messages of the call before', async () => {
+  it("sends Ollama's fields: call ids, tool_call_id, every assistant message's thinking, think levels, num_predict", () => {
+    const body = JSON.parse(chatRequestJson(request({ think: 'low', numPredict: 2048, temperature: 0.2 }))) as Record<string, unknown>;
+    expect(body.think).toBe('low');
+    // api/types.go Options: num_predict beside num_ctx.
+    expect(body.options).toEqual({ num_ctx: 8192, num_predict: 2048, temperature: 0.2 });
+    const messages = body.messages as unknown[];
+    // api/types.go 197-230: Message.ToolCallID, ToolCall.ID, in the server's field order.
+    expect(JSON.stringify(messages[2])).toBe(
+      '{"role":"assistant","content":"","thinking":"sent back","tool_calls":[{"id":"c1","function":{"name":"read_file","arguments":{"path":"a.ts"}}}]}',
+    );
+    expect(JSON.stringify(messages[3])).toBe('{"role":"tool","content":"1\\texport const a = 1;","tool_name":"read_file","tool_call_id":"c1"}');
+    // A call without an id (an older server) goes back without one.
+    expect(JSON.stringify(messages[4])).not.toContain('"id"');
+  });
+
+  it('think true or false and no num_predict: the body as before', () => {
+    const body = JSON.parse(chatRequestJson(request({ think: false }))) as Record<string, unknown>;
+    expect(body.think).toBe(false);
+    expect(body.options).toEqual({ num_ctx: 8192 });
+  });
+
+  it('a longer history only appends to the messages of the call before', () => {
     const first = history.slice(0, 3);
     const second = [...first, history[3]!];
     const a = chatRequestJson(request({ messages: first }));
     const b = chatRequestJson(request({ messages: second }));
     const cut = a.indexOf('],"think"');
     expect(b.startsWith(a.slice(0, cut))).toBe(true);
-    expect(b).toBe(await clientBody(request({ messages: second })));
+    expect(b).toBe(clientBody(request({ messages: second })));
   });
 
   it('a message changed in place after it was sent is serialised again', () => {
@@ -116,6 +128,14 @@ describe('ChatBodies', () => {
     check(bodies, request({ messages: [sys('You are navi.'), ...context, transient(1)] }));
     change(context);
     check(bodies, request({ messages: [sys('You are navi.'), ...context, transient(2)] }));
+  });
+
+  it('a rebuilt tool result that answers another call is sent anew', () => {
+    const bodies = new ChatBodies();
+    const result = (id: string): ChatMessage => ({ role: 'tool', content: 'same', tool_name: 'read_file', tool_call_id: id });
+    check(bodies, request({ messages: [sys('You are navi.'), result('call_a')] }));
+    const parts = check(bodies, request({ messages: [sys('You are navi.'), result('call_b')], numPredict: 99 }));
+    expect(Buffer.concat(parts).toString()).toContain('"tool_call_id":"call_b"');
   });
 
   it('agents taking turns (more than it remembers), a profile switch, other settings', () => {

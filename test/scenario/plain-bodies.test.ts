@@ -2,8 +2,8 @@
  * The fast request bodies against the plain ones (issue 10, "the speed machinery behind seams").
  * navi builds each chat body on the previous request's bytes (src/llm/request-body.ts); with
  * NAVI_PLAIN_BODIES=1 it makes every body with one `JSON.stringify` of the whole request, as
- * the `ollama` client would (test/llm/ollama-mapping.test.ts checks that against the client's
- * own bytes). The same conversations — a thinking tool loop, the plan tool with a sub-agent, a
+ * the `ollama` npm client did (test/llm/ollama-mapping.test.ts checks the two byte for byte).
+ * The same conversations — a thinking tool loop, the plan tool with a sub-agent, a
  * continued session — must put the same bytes on the wire either way.
  */
 import fs from 'node:fs';

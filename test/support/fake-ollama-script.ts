@@ -552,3 +552,33 @@ function split(text: string, size: number): string[] {
   for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size));
   return pieces;
 }
+
+/** Characters per token the fake counts output with (as `doneFields` does). */
+const FAKE_CHARS_PER_TOKEN = 4;
+
+/**
+ * The turn as a reply bounded by `options.num_predict` plays it: llama-server stops after
+ * `n_predict` tokens (llm/llama_server.go 2156 sends it; 1715-1716 maps `stop_type` "limit" to
+ * done_reason "length"), so the reply is cut there — thinking first, then content, and a tool
+ * call not yet finished is never emitted. Unbounded (absent, 0 or negative: Ollama's -1) or a
+ * reply that fits: the turn unchanged. Scripted failures are left alone.
+ */
+export function boundedTurn(turn: FakeTurn, numPredict: unknown): FakeTurn {
+  if (typeof numPredict !== 'number' || numPredict <= 0 || turn.lines !== undefined) return turn;
+  if (turn.http_status !== undefined || turn.tool_parse_error !== undefined) return turn;
+  const budget = Math.floor(numPredict) * FAKE_CHARS_PER_TOKEN;
+  const thinking = turn.thinking ?? '';
+  const content = turn.content ?? '';
+  const calls = turn.tool_calls !== undefined ? JSON.stringify(wireToolCalls(turn.tool_calls)).length : 0;
+  if (thinking.length + content.length + calls <= budget) return turn;
+  const { tool_calls: _cut, thinking: _thinking, ...rest } = turn;
+  const keptThinking = thinking.slice(0, budget);
+  const keptContent = content.slice(0, Math.max(0, budget - keptThinking.length));
+  return {
+    ...rest,
+    ...(keptThinking !== '' && { thinking: keptThinking }),
+    content: keptContent,
+    done_reason: 'length',
+    eval_count: Math.floor(numPredict),
+  };
+}

@@ -1,6 +1,6 @@
 /**
  * A fake Ollama server on real HTTP (127.0.0.1, ephemeral port) that plays scripted turns with
- * Ollama's wire format, for tests that use the real `ollama` client and the built CLI.
+ * Ollama's wire format, for tests that use navi's Ollama client and the built CLI.
  * It can delay the first chunk (before the headers, as real Ollama does), stall, drop the
  * connection, send error or garbage lines, and answer 404 for models it does not have. Requests
  * are checked as server/routes.go ChatHandler checks them (body, keep_alive, think, model,
@@ -17,6 +17,7 @@ import {
   DEFAULT_VERSION,
   EXHAUSTED_TURN,
   architectureOf,
+  boundedTurn,
   doneFields,
   goJson,
   goJsonSyntaxError,
@@ -309,7 +310,9 @@ class FakeOllamaServer implements FakeOllama {
       const mismatch = formatMismatch(turn, constrainsAfterThinking(capabilities, body.think));
       if (mismatch !== undefined) this.mismatches.push(`turn ${index}: ${mismatch}`);
     }
-    await playTurn(res, turn, body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
+    // options.num_predict bounds the reply (boundedTurn cites the server).
+    const options = body.options as Record<string, unknown> | undefined;
+    await playTurn(res, boundedTurn(turn, options?.num_predict), body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
   }
 
   private checkTools(index: number, turn: FakeTurn, body: Record<string, unknown>): void {

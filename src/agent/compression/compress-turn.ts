@@ -34,6 +34,7 @@ export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: Co
     llm: deps.llm,
     model: turn.model,
     numCtx: turn.numCtx,
+    keepAlive: turn.settings.keepAlive,
     signal: turn.signal,
     context: turn.context,
     keepRecent: settings.keepRecent,

@@ -5,6 +5,7 @@
  * transaction, and emits the events.
  */
 import { describeError, isAbortError } from '../../errors.js';
+import { helperThink } from '../../llm/helper-think.js';
 import type { ChatMessage, LlmClient } from '../../llm/types.js';
 import { CHARS_PER_TOKEN } from '../tokens.js';
 import { NothingToCompactError } from './errors.js';
@@ -28,6 +29,8 @@ export interface CompressionInput {
   model: string;
   /** Sent with the summariser call, and the window its request must fit. */
   numCtx: number;
+  /** The run's `keep_alive`, sent with the summariser call. */
+  keepAlive?: string | number;
   /** Aborts the summariser call; an abort always propagates. */
   signal: AbortSignal;
   /** The stored context (system messages already stripped). Never mutated. */
@@ -123,9 +126,12 @@ export async function compressContext(input: CompressionInput): Promise<Compress
           { role: 'system', content: system },
           { role: 'user', content: transcript },
         ],
-        // Non-streaming helper calls never ask for reasoning: it would eat the window and leak into the text.
-        think: false,
+        // Non-streaming helper calls never ask for reasoning: it would eat the window and leak into
+        // the text. gpt-oss cannot turn it off and ignores false: "low" there (helper-think.ts).
+        think: await helperThink(llm, input.model, signal),
         numCtx: input.numCtx,
+        // Without it, a summariser call that loads the model loads it for the server's default 5m (sched.go 512-515).
+        ...(input.keepAlive !== undefined && { keepAlive: input.keepAlive }),
         signal,
       });
       summary = validSummary(res.content, maxSummaryChars);

@@ -1,10 +1,12 @@
 /**
  * The planning pipeline behind the `plan` tool (seed 000 "Planning"): Phase 1 analysis, then
  * Phase 3 execution plan with one repair attempt. Two or three non-streaming model calls, all
- * with `think: false` (reasoning models would otherwise leak chain-of-thought into the sections).
+ * with `think: false` (reasoning models would otherwise leak chain-of-thought into the sections;
+ * "low" on gpt-oss, which cannot turn it off: llm/helper-think.ts).
  * Takes its model and everything else as parameters; emits nothing itself but `onStatus`.
  */
 import { performance } from 'node:perf_hooks';
+import { helperThink } from '../../llm/helper-think.js';
 import type { ChatMessage, ChatResult, LlmClient } from '../../llm/types.js';
 import type { ScratchpadEntry, TodoItem } from '../../tools/types.js';
 import { parseAnalysis, parseExecutionPlan, type ParsedPlan } from './parse.js';
@@ -127,7 +129,7 @@ export async function runPlanning(input: PlanningInput): Promise<PlanOutcome> {
     const result: ChatResult = await input.llm.chat({
       model: input.model,
       messages,
-      think: false,
+      think: await helperThink(input.llm, input.model, input.signal),
       numCtx: input.numCtx,
       keepAlive: input.keepAlive,
       signal: input.signal,

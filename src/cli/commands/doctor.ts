@@ -6,6 +6,7 @@ import { DEFAULT_MODEL } from '../../config/defaults.js';
 import type { LlmConfig } from '../../config/schema.js';
 import { describeError } from '../../errors.js';
 import { createOllamaClient } from '../../llm/ollama-client.js';
+import { serverVersionWarnings } from '../../llm/server-versions.js';
 import type { ModelDetails } from '../../llm/types.js';
 import { unknownProfileTools } from '../../agent/agent.js';
 import { unknownMcpServers } from '../../mcp/select.js';
@@ -82,10 +83,12 @@ function ollamaVersionCheck(version: string, llm: LlmConfig): CheckResult {
   if (olderThan(parsed, THINK_MIN_VERSION)) {
     const advice = `Ollama ${version} is older than ${min}, the first version with think; upgrade Ollama (https://ollama.com/download)`;
     // Without think in the config an old server still runs navi (it ignores the field).
-    if (llm.think) throw new CheckFailed({ detail: `${detail}: ${advice}, or set llm.think to false`, version });
-    return { detail, version, warnings: [advice] };
+    if (llm.think !== false) throw new CheckFailed({ detail: `${detail}: ${advice}, or set llm.think to false`, version });
+    return { detail, version, warnings: [advice, ...serverVersionWarnings(parsed, version, llm.think)] };
   }
-  return { detail, version };
+  // Releases before a fix navi relies on (llm/server-versions.ts): the run works, not as well.
+  const warnings = serverVersionWarnings(parsed, version, llm.think);
+  return { detail, version, ...(warnings.length > 0 && { warnings }) };
 }
 
 /**
