@@ -8,6 +8,7 @@
 import { InvalidInputError } from '../errors.js';
 import type { LoopRunRecord } from '../store/types.js';
 import { ownerOf, takeoverVerdict } from './ownership.js';
+import { AWAITING_DECISION } from './pending-decision.js';
 import { RESUMABLE } from './runner-types.js';
 
 /** What the user asked for and what the check needs to know. */
@@ -51,7 +52,8 @@ export function planResume(run: LoopRunRecord, req: ResumeRequest): ResumePlan {
     throw new InvalidInputError('flag_invalid', `--extend must be a whole number of iterations (got ${String(req.extend)})`);
   }
   const maxIterations = run.maxIterations + req.extend;
-  if (run.iteration >= maxIterations) {
+  // A run stopped at its max-iterations menu resumes to be asked again (pending-decision.ts).
+  if (run.iteration >= maxIterations && run.reason !== AWAITING_DECISION) {
     throw new InvalidInputError(
       'run_at_max_iterations',
       `loop run ${id} has used all ${run.maxIterations} of its iterations; resume with more: navi loop --resume ${id} --extend 3`,

@@ -54,6 +54,8 @@ export class IterationDecider {
   constructor(
     private readonly opts: LoopRunOptions,
     private readonly state: LoopState,
+    /** Called before anyone is asked anything: the runner commits the iteration first (item 3 of issue 18). */
+    private readonly beforeAsk?: () => Promise<void>,
   ) {}
 
   private tag<T extends AgentEvent>(ev: T, n: number): T {
@@ -99,6 +101,7 @@ export class IterationDecider {
     if (ev.signal?.exit !== true) {
       const question = trailingQuestion(finalText);
       if (question !== null) {
+        if (this.opts.decisions.kind !== 'headless' && this.opts.decisions.answerQuestion !== undefined) await this.beforeAsk?.();
         const answer = (await this.opts.decisions.answerQuestion?.(question, this.opts.signal)) ?? null;
         if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
         v.notes.push(answer !== null && answer.trim() !== '' ? questionAnswerNote(answer) : headlessQuestionNote());
@@ -210,6 +213,7 @@ export class IterationDecider {
     const source = this.opts.decisions;
     let d: Decision | null = null;
     if (source.kind !== 'headless') {
+      await this.beforeAsk?.();
       yield this.tag(
         {
           type: 'approval_requested',

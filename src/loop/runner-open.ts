@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { LoopRunRecord } from '../store/types.js';
 import type { GitContext } from './collect-evidence.js';
 import { systemGit } from './git-probe.js';
+import { pendingOf, type PendingDecision } from './pending-decision.js';
 import { freshState, restoreState, type LoopState, type RunConfigRecord } from './run-state.js';
 import type { LoopDeps, LoopRunOptions } from './runner-types.js';
 
@@ -19,6 +20,8 @@ export interface OpenRun {
   resumed: boolean;
   /** When the run first started (markers written since count as this run's). */
   startedAt: Date;
+  /** A resumed run's last iteration, committed before its question was answered: asked again first. */
+  pending: PendingDecision | null;
 }
 
 function configRecord(opts: LoopRunOptions): RunConfigRecord {
@@ -48,8 +51,11 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
       finishedAt: null,
     });
     const iterations = await store.loopRuns.listIterations(run.id);
-    const state = restoreState(run, iterations[iterations.length - 1]);
-    return { run, state, git: { probe, repo, startHead: run.gitHeadAtStart }, resumed: true, startedAt: run.startedAt };
+    const last = iterations[iterations.length - 1];
+    const state = restoreState(run, last);
+    const pending = last === undefined ? null : pendingOf(last.decision);
+    if (pending !== null) state.previousHash = pending.previous_hash;
+    return { run, state, git: { probe, repo, startHead: run.gitHeadAtStart }, resumed: true, startedAt: run.startedAt, pending };
   }
   const startHead = repo ? await probe.head(cwd) : null;
   const sessionId = randomUUID();
@@ -72,5 +78,5 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
     deadlineAt: opts.deadlineAt,
     gitHeadAtStart: startHead,
   });
-  return { run, state: freshState(run.maxIterations), git: { probe, repo, startHead }, resumed: false, startedAt: run.startedAt };
+  return { run, state: freshState(run.maxIterations), git: { probe, repo, startHead }, resumed: false, startedAt: run.startedAt, pending: null };
 }
