@@ -121,6 +121,7 @@ const loopEventPayloads = {
     reason: z.string().describe('e.g. "BLOCKED: Exit signal but only 1/5 heuristics"'),
     heuristics_met: z.number().int(),
     heuristics_total: z.number().int(),
+    heuristics_needed: z.number().int().describe('met indicators the gate needs: 2 when five or six apply, else 1'),
     exit_signal: z.boolean(),
     signal: z
       .strictObject({
