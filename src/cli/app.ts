@@ -154,8 +154,9 @@ export async function main(args: string[]): Promise<void> {
           .option('never-pause', { type: 'boolean', describe: 'On stagnation, auto-diversify instead of stopping (needs --max-iterations)' })
           .option('strategy', { choices: ['combine', 'radical', 'reread'] as const, describe: 'Diversification strategy on stagnation: combine, radical or reread' })
           .option('decisions', { type: 'string', describe: 'Answers for approval/stagnation/max-iterations prompts: JSON lines file, or - for stdin' })
-          .option('resume', { type: 'string', describe: 'Continue a stopped run (interrupted, incomplete, out of budget) by id' })
+          .option('resume', { type: 'string', describe: 'Continue a stopped run (interrupted, incomplete, out of budget; aborted with --clarify) by id' })
           .option('extend', { requiresArg: true, coerce: integerCoerce('extend'), describe: 'With --resume: add N iterations to the run' })
+          .option('clarify', { type: 'string', requiresArg: true, describe: 'With --resume: a clarification for the model; also continues a run that ended aborted (stagnation)' })
           .option('max-tokens', { requiresArg: true, coerce: integerCoerce('max-tokens'), describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' })
           .option('deadline', { type: 'string', describe: 'Wall-clock limit of the whole run, e.g. 30m, 8h; exit 5 when reached' })
           .option('iteration-timeout', { type: 'string', describe: "Longest one iteration's agent turn may take (default 30m); exit 5" }),
@@ -166,6 +167,7 @@ export async function main(args: string[]): Promise<void> {
               ['navi loop tasks/fix-failing-tests.yaml', 'run a task file until its checks pass and the model signals exit'],
               ['navi loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe'],
               ['navi loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations'],
+              ['navi loop --resume run_mikq3x2a0_7hq2 --clarify "the config lives in etc/"', 'continue a run that stagnated, telling the model what it missed'],
             ],
             epilog:
               'Exit codes: 0 completed (exit gate passed), 2 invalid input (also: an unknown run id), 3 max iterations ' +

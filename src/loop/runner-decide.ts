@@ -11,7 +11,7 @@ import { choiceLabel, MENUS, type Decision, type DecisionRequest } from './decis
 import { diversifyInstruction, MAX_DIVERSIFICATIONS, nextDiversification } from './diversify.js';
 import type { Evaluation } from './evaluate.js';
 import { unmetIndicatorNames } from './indicators.js';
-import { headlessQuestionNote, questionAnswerNote, trailingQuestion } from './iteration-message.js';
+import { clarificationNote, headlessQuestionNote, questionAnswerNote, trailingQuestion } from './iteration-message.js';
 import type { LoopState } from './run-state.js';
 import type { Ending } from './runner-end.js';
 import { decisionRecord, interrupted } from './runner-events.js';
@@ -187,7 +187,7 @@ export class IterationDecider {
       if (d !== null) (v.record.stagnation as Record<string, unknown>).decision = decisionRecord(d);
       if (d?.decision === 'continue' || d?.decision === 'adjust') {
         v.history = [];
-        if (d.decision === 'adjust') v.notes.push(`The user clarified what is blocking progress (act on it): ${d.feedback?.trim() || '(no details given)'}`);
+        if (d.decision === 'adjust') v.notes.push(clarificationNote(d.feedback?.trim() || '(no details given)'));
         return v;
       }
       v.exit = endWith(d?.decision === 'abort'

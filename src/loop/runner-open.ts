@@ -9,6 +9,7 @@ import type { LoopRunRecord } from '../store/types.js';
 import type { GitContext } from './collect-evidence.js';
 import { systemGit } from './git-probe.js';
 import { pendingOf, type PendingDecision } from './pending-decision.js';
+import { clarificationNote } from './iteration-message.js';
 import { freshState, restoreState, type LoopState, type RunConfigRecord } from './run-state.js';
 import type { LoopDeps, LoopRunOptions } from './runner-types.js';
 
@@ -41,9 +42,12 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
   const { store } = deps;
   if (opts.resume !== undefined) {
     const prior = opts.resume.run;
+    const clarify = opts.resume.clarify?.trim();
     const run = await store.loopRuns.update(prior.id, {
       status: 'running',
       reason: null,
+      // A run stopped as stuck starts its stagnation count over with the clarification.
+      ...(prior.status === 'aborted' && clarify !== undefined ? { hashHistory: [], stagnationCount: 0, diversifications: 0 } : {}),
       maxIterations: opts.resume.run.maxIterations + opts.resume.extend,
       maxTokens: opts.maxTokens,
       deadlineAt: opts.deadlineAt,
@@ -55,6 +59,7 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
     const state = restoreState(run, last);
     const pending = last === undefined ? null : pendingOf(last.decision);
     if (pending !== null) state.previousHash = pending.previous_hash;
+    if (clarify !== undefined && clarify !== '') state.notes.push(clarificationNote(clarify));
     return { run, state, git: { probe, repo, startHead: run.gitHeadAtStart }, resumed: true, startedAt: run.startedAt, pending };
   }
   const startHead = repo ? await probe.head(cwd) : null;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
-import { eventsOf, expectExit, expectLoopStream, git, loopRepo, resultOf, say, scenario, script, tc } from './helpers.js';
+import { eventsOf, expectExit, expectLoopStream, fixIteration, git, iterationMessages, lookIteration, loopRepo, resultOf, say, scenario, script, tc } from './helpers.js';
 
 /** Per-test hang guard: far above the real time. */
 const T = 120_000;
@@ -37,5 +37,42 @@ forEachBackend((backend) => {
       },
       T,
     );
+
+    it(
+      'a run aborted by stagnation continues with --resume ID --clarify TEXT from its last iteration; the model gets the clarification',
+      async () => {
+        const s = await scenario(backend, script(lookIteration('a'), lookIteration('a'), lookIteration('a'), fixIteration()));
+        loopRepo(s.cwd);
+        const stuck = await s.navi(['loop', 'task.yaml', '-o', 'json']);
+        expectExit(stuck, 4);
+        const result = resultOf(stuck);
+        expect(result).toMatchObject({ status: 'aborted', reason: 'stagnation', iterations: 3 });
+        const runId = String(result.run_id);
+        expect(result.errors).toContainEqual(`continue it with a clarification: navi loop --resume ${runId} --clarify "what the model missed"`);
+
+        // Without a clarification it stays refused, and says how to go on.
+        const bare = await s.navi(['loop', '--resume', runId]);
+        expectExit(bare, 2);
+        expect(bare.stderr).toContain(`navi loop --resume ${runId} --clarify "TEXT"`);
+
+        const resumed = await s.navi(['loop', '--resume', runId, '--clarify', 'math.js subtracts; make it add', '-o', 'stream-json']);
+        expectExit(resumed, 0);
+        const events = expectLoopStream(resumed);
+        expect(eventsOf(events, 'loop_started')[0]).toMatchObject({ resumed: true, start_iteration: 4 });
+        expect(resultOf(resumed)).toMatchObject({ status: 'success', iterations: 4 });
+        const messages = iterationMessages(s.chats());
+        expect(messages).toHaveLength(4);
+        expect(messages[3]).toContain('The user clarified what is blocking progress (act on it): math.js subtracts; make it add');
+      },
+      T,
+    );
+
+    it('--clarify without --resume is invalid input', async () => {
+      const s = await scenario(backend, script());
+      loopRepo(s.cwd);
+      const run = await s.navi(['loop', 'task.yaml', '--clarify', 'x']);
+      expectExit(run, 2);
+      expect(run.stderr).toContain('--clarify only applies with --resume RUN_ID');
+    });
   });
 });

@@ -42,6 +42,8 @@ export interface LoopArgs extends GlobalArgs {
   decisions?: string;
   resume?: string;
   extend?: number;
+  /** `--clarify TEXT` (with --resume). */
+  clarify?: string;
   maxTokens?: number;
   deadline?: string;
   iterationTimeout?: string;
@@ -88,6 +90,8 @@ function checkFlags(args: LoopArgs, entry: LoopEntry): void {
     }
   } else if (args.extend !== undefined) {
     throw new InvalidInputError('flag_invalid', '--extend only applies with --resume RUN_ID');
+  } else if (args.clarify !== undefined) {
+    throw new InvalidInputError('flag_invalid', '--clarify only applies with --resume RUN_ID');
   }
 }
 
@@ -184,6 +188,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       const now = Date.now();
       const plan = planResume(run, {
         extend: args.extend ?? 0,
+        ...(args.clarify !== undefined ? { clarify: args.clarify } : {}),
         ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
         ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
         now,
@@ -208,7 +213,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
         decisions,
         owner: currentOwner(now),
-        resume: { run, extend: args.extend ?? 0 },
+        resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
       };
     } else {
       const t = task as Task;
@@ -276,6 +281,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     const status = STATUS[outcome.status];
     const errors = outcome.message === null ? [] : [outcome.message];
     if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
+    if (outcome.status === 'aborted' && outcome.reason !== 'user_aborted') errors.push(`continue it with a clarification: navi loop --resume ${outcome.runId} --clarify "what the model missed"`);
     await output.result({
       status,
       reason: outcome.reason,
