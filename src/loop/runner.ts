@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import type { AgentEvent } from '../agent/events.js';
 import { isNaviError, StorageError } from '../errors.js';
-import { runChecks, runTicket } from './checks.js';
+import { cannotRunWarning, runChecks, runTicket } from './checks.js';
 import { collectEvidence, evidenceRecord, observeTree, withChecks, type TreeState } from './collect-evidence.js';
 import { evaluateIteration } from './evaluate.js';
 import type { Evidence } from './evidence.js';
@@ -68,6 +68,8 @@ class LoopRunner {
    * of asking git again.
    */
   private treeAfterLast: TreeState | null = null;
+  /** Checks already reported as unable to run (said once, when first seen). */
+  private readonly warnedChecks = new Set<string>();
 
   constructor(
     private readonly opts: LoopRunOptions,
@@ -239,6 +241,13 @@ class LoopRunner {
       ticketDef !== undefined && !this.opts.signal.aborted ? await runTicket(ticketDef, checkEnv) : null,
     ] as const);
     if (this.opts.signal.aborted) return yield* this.finish(interrupted(), false);
+    for (const c of checks) {
+      if (this.warnedChecks.has(c.name)) continue;
+      const warning = cannotRunWarning(c, this.opts.task.checks.find((t) => t.name === c.name)?.run ?? '');
+      if (warning === null) continue;
+      this.warnedChecks.add(c.name);
+      yield this.tag({ type: 'warning', code: 'check_cannot_run', message: warning }, n);
+    }
     const evidence = withChecks(collected.evidence, checks, ticket);
     const evalStart = performance.now();
     const ev = evaluateIteration({

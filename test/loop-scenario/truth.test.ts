@@ -2,6 +2,8 @@
  * The loop tells the truth (issue 18): a non-code task whose work is done and committed passes
  * the gate (an indicator that cannot apply is skipped and the threshold counts the ones that do).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
 import { eventsOf, expectExit, expectLoopStream, fixIteration, git, iterationMessages, lookIteration, loopRepo, resultOf, say, scenario, script, tc } from './helpers.js';
@@ -63,6 +65,26 @@ forEachBackend((backend) => {
         const messages = iterationMessages(s.chats());
         expect(messages).toHaveLength(4);
         expect(messages[3]).toContain('The user clarified what is blocking progress (act on it): math.js subtracts; make it add');
+      },
+      T,
+    );
+
+    it(
+      'a check whose command does not exist is said in the first iteration (once), and each check\'s result shows live',
+      async () => {
+        const s = await scenario(backend, script(lookIteration('a'), lookIteration('b')));
+        loopRepo(s.cwd);
+        fs.writeFileSync(
+          path.join(s.cwd, 'probe.yaml'),
+          ['name: probe', 'prompt: "Make the failing test pass."', 'checks:', '  - { name: tests, run: "node --test" }', '  - { name: lint, run: "navi-no-such-linter --strict" }', ''].join('\n'),
+        );
+        const run = await s.navi(['loop', 'probe.yaml', '--max-iterations', '2']);
+        expectExit(run, 3);
+        const warnings = run.stderr.split('\n').filter((l) => l.startsWith('warning: check "lint" cannot run'));
+        expect(warnings, run.stderr).toEqual(['warning: check "lint" cannot run (exit 127: command not found): `navi-no-such-linter --strict`. It fails every iteration whatever the model does; fix the task\'s checks (or install the command)']);
+        const checkLines = run.stdout.split('\n').filter((l) => l.startsWith('Checks: '));
+        expect(checkLines).toHaveLength(2);
+        expect(checkLines[0]).toMatch(/^Checks: tests failed \(exit 1, \d+\.\d s\) · lint could not run \(exit 127: command not found\)$/);
       },
       T,
     );
