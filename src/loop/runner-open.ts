@@ -35,7 +35,7 @@ function configRecord(opts: LoopRunOptions): RunConfigRecord {
 }
 
 /** Creates or resumes the run described by `opts`. */
-export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<OpenRun> {
+export async function openRun(opts: LoopRunOptions, deps: LoopDeps, runId?: string): Promise<OpenRun> {
   const probe = deps.git ?? systemGit;
   const cwd = opts.turn.cwd;
   const repo = await probe.isRepo(cwd);
@@ -73,6 +73,7 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
     model: opts.turn.model,
   });
   const run = await store.loopRuns.create({
+    ...(runId !== undefined ? { id: runId } : {}),
     sessionId,
     taskName: opts.task.name,
     task: opts.task,

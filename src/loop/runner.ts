@@ -28,6 +28,8 @@ import { runIterationTurn } from './runner-turn.js';
 import type { BookkeepingPhase, LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
 import type { ExitSignal } from './exit-signal.js';
 import { consecutiveCount } from './stagnation.js';
+import { newRunId } from '../store/ids.js';
+import { acquireTreeLock } from './tree-lock.js';
 import { AWAITING_DECISION, pendingRecord, type PendingDecision } from './pending-decision.js';
 import type { Evaluation } from './evaluate.js';
 import type { LoopRunPatch, NewLoopIteration } from '../store/types.js';
@@ -50,10 +52,17 @@ type Events<T> = AsyncGenerator<AgentEvent, T>;
 
 /** Runs (or resumes) a loop: yields every event, returns how it ended. */
 export async function* runLoop(opts: LoopRunOptions, deps: LoopDeps): Events<LoopOutcome> {
-  const open = await openRun(opts, deps);
-  opts.onOpen?.({ runId: open.run.id, sessionId: open.run.sessionId });
-  const runner = new LoopRunner(opts, deps, open);
-  return yield* runner.run();
+  // One loop per working tree, refused before anything is stored (tree-lock.ts).
+  const runId = opts.resume?.run.id ?? newRunId();
+  const lock = await acquireTreeLock(opts.turn.cwd, runId);
+  try {
+    const open = await openRun(opts, deps, runId);
+    opts.onOpen?.({ runId: open.run.id, sessionId: open.run.sessionId });
+    const runner = new LoopRunner(opts, deps, open);
+    return yield* runner.run(lock.note);
+  } finally {
+    lock.release();
+  }
 }
 
 class LoopRunner {
@@ -107,10 +116,11 @@ class LoopRunner {
     }
   }
 
-  async *run(): Events<LoopOutcome> {
+  async *run(lockNote: string | null = null): Events<LoopOutcome> {
     const heartbeat = startHeartbeat(() => this.deps.store.loopRuns.update(this.runId, {}));
     try {
       yield this.startedEvent();
+      if (lockNote !== null) yield { type: 'warning', code: 'loop_lock_taken_over', message: lockNote };
       const pending = this.open.pending;
       if (pending !== null) {
         const n = this.state.iteration;

@@ -2,7 +2,9 @@
  * The loop tells the truth (issue 18): a non-code task whose work is done and committed passes
  * the gate (an indicator that cannot apply is skipped and the threshold counts the ones that do).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
@@ -85,6 +87,38 @@ forEachBackend((backend) => {
         const checkLines = run.stdout.split('\n').filter((l) => l.startsWith('Checks: '));
         expect(checkLines).toHaveLength(2);
         expect(checkLines[0]).toMatch(/^Checks: tests failed \(exit 1, \d+\.\d s\) · lint could not run \(exit 127: command not found\)$/);
+      },
+      T,
+    );
+
+    it(
+      'a second loop in a tree where one runs is refused at once, naming the running loop; a dead loop\'s lock is taken over',
+      async () => {
+        const s = await scenario(backend, script(fixIteration(), fixIteration()));
+        loopRepo(s.cwd);
+        fs.mkdirSync(path.join(s.cwd, 'sub'));
+        const release = s.fake.holdChats();
+        const first = s.start(['loop', 'task.yaml', '-o', 'stream-json']);
+        const started = await first.waitForEvent('loop_started');
+        await first.waitForEvent('iteration_started');
+        // From a subfolder of the same work tree: the same tree, the same lock.
+        const second = await s.navi(['loop', 'Tidy up the README', '--cwd', path.join(s.cwd, 'sub')]);
+        release();
+        expectExit(second, 2);
+        expect(second.stderr).toContain(`loop run ${String(started.run_id)} is running in this working tree`);
+        expect(s.chats().length, 'the second loop never called the model').toBe(1);
+        const done = await first.result;
+        expectExit(done, 0);
+        expect(fs.existsSync(path.join(s.cwd, '.agent', 'loop.lock')), 'released at the end').toBe(false);
+
+        // A lock left by a loop that died (kill -9): its pid is gone, so the next loop takes the tree.
+        const dead = spawnSync(process.execPath, ['-e', '']).pid;
+        fs.writeFileSync(path.join(s.cwd, '.agent', 'loop.lock'), JSON.stringify({ run_id: 'run_dead', pid: dead, host: os.hostname(), since: new Date().toISOString() }));
+        git(s.cwd, 'reset', '-q', '--hard', 'HEAD~1');
+        const next = await s.navi(['loop', 'task.yaml', '-o', 'stream-json']);
+        expectExit(next, 0);
+        const warning = eventsOf(expectLoopStream(next), 'warning').find((w) => w.code === 'loop_lock_taken_over');
+        expect(String(warning?.message)).toContain('loop run run_dead left its lock on this working tree');
       },
       T,
     );
