@@ -66,7 +66,8 @@ export function loopEventText(ev: LoopEvent, opts: LoopTextOptions): LoopText {
       if (ev.signal !== null && !ev.signal.accepted) return { out: `Exit signal not accepted: ${ev.signal.rejected ?? ev.reason}` };
       return ev.decision === 'blocked' ? { out: `Exit gate ${ev.reason}` } : {};
     case 'approval_requested': {
-      const options = ev.options.map((o, i) => `  ${i + 1}. [${o}]`).join('\n');
+      // The STAGNATION / MAX ITERATIONS blocks list their options (seed 004): not twice.
+      const options = blockListsOptions(ev.block) ? undefined : ev.options.map((o, i) => `  ${i + 1}. [${o}]`).join('\n');
       return { out: [ev.block, ev.question, options].filter((s) => s !== undefined && s !== '').join('\n') };
     }
     case 'approval_decision': {
@@ -83,6 +84,11 @@ export function loopEventText(ev: LoopEvent, opts: LoopTextOptions): LoopText {
       }
       return { out: stoppedLine(ev) };
   }
+}
+
+/** True when a menu's block already lists its numbered options. */
+export function blockListsOptions(block: string | undefined): boolean {
+  return block !== undefined && /^Options:$/m.test(block);
 }
 
 type CheckSummary = Extract<LoopEvent, { type: 'iteration_status' }>['evidence']['checks'][number];

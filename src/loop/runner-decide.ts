@@ -70,7 +70,12 @@ export class IterationDecider {
     let record = true;
     const approvalDue = loop.iteration_approval === 'strict' || (loop.iteration_approval === 'periodic' && n % loop.periodic_interval === 0);
     if (approvalDue) {
-      const d = yield* this.ask({ prompt: 'approval', iteration: n, question: `Accept iteration ${n} and continue?` }, 'continue');
+      // Once the gate has passed, accepting the iteration finishes the loop: the menu asks that.
+      const req: DecisionRequest =
+        ev.gate.decision === 'exit'
+          ? { prompt: 'completion', iteration: n, question: `The exit gate passed on iteration ${n} (${ev.gate.reason}). Finish the loop here?` }
+          : { prompt: 'approval', iteration: n, question: `Accept iteration ${n} and continue?` };
+      const d = yield* this.ask(req, 'continue');
       if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
       v.record.approval = decisionRecord(d);
       if (d.decision === 'abort') {

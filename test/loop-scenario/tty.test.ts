@@ -23,7 +23,8 @@ forEachBackend(
           expect(screen).toContain('Accept iteration 1 and continue?');
           expect(screen).toMatch(/1\. \[Continue\][\s\S]*2\. \[Adjust\][\s\S]*3\. \[Abort\]/);
           expect(screen).toContain('→ Adjust: use a plus sign (terminal)');
-          expect(screen).toContain('→ Continue (terminal)');
+          // Iteration 2 passed the exit gate: its approval is the completion menu (Finish).
+          expect(screen).toContain('→ Finish (terminal)');
           expect(screen).toContain('LOOP COMPLETE');
           expect(iterationMessages(s.chats())[1]).toContain('Feedback from the user on iteration 1 (act on it in this iteration): use a plus sign');
         },
