@@ -4,11 +4,21 @@
  * the iteration with its decision `pending`, so a Ctrl-C at the menu loses no work. A resumed run
  * whose last iteration is pending asks the same question again instead of redoing the iteration.
  */
+import type { NewLoopIteration } from '../store/types.js';
 import { isRecord } from '../util/guards.js';
 import type { Evaluation } from './evaluate.js';
+import type { Ending } from './runner-end.js';
 
 /** The run row's `reason` while (or since) a committed iteration waits for its decision. */
 export const AWAITING_DECISION = 'awaiting_decision';
+
+/** An iteration's row without its decision. */
+export type IterationRow = Omit<NewLoopIteration, 'decision'>;
+
+/** Stopped while a person was asked about a committed iteration: a resume asks again. */
+export function awaitingDecision(n: number): Ending {
+  return { status: 'interrupted', reason: AWAITING_DECISION, message: `interrupted while asking about iteration ${n}; the iteration is saved and a resume asks again`, marker: null };
+}
 
 /** What the decisions of a committed iteration need, stored as its `decision.pending`. */
 export interface PendingDecision {

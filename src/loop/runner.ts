@@ -30,17 +30,9 @@ import type { ExitSignal } from './exit-signal.js';
 import { consecutiveCount } from './stagnation.js';
 import { newRunId } from '../store/ids.js';
 import { acquireTreeLock } from './tree-lock.js';
-import { AWAITING_DECISION, pendingRecord, type PendingDecision } from './pending-decision.js';
+import { AWAITING_DECISION, awaitingDecision, pendingRecord, type IterationRow, type PendingDecision } from './pending-decision.js';
 import type { Evaluation } from './evaluate.js';
-import type { LoopRunPatch, NewLoopIteration } from '../store/types.js';
-
-/** An iteration's row without its decision. */
-type IterationRow = Omit<NewLoopIteration, 'decision'>;
-
-/** Stopped while a person was asked about a committed iteration: a resume asks again. */
-function awaitingDecision(n: number): Ending {
-  return { status: 'interrupted', reason: AWAITING_DECISION, message: `interrupted while asking about iteration ${n}; the iteration is saved and a resume asks again`, marker: null };
-}
+import type { LoopRunPatch } from '../store/types.js';
 
 export { currentOwner } from './runner-events.js';
 export type { LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
