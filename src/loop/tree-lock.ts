@@ -78,17 +78,20 @@ export async function acquireTreeLock(cwd: string, runId: string, now: () => num
   if (heldHere.has(file)) throw busy(root, null, 'this process already runs a loop there');
   const me: Holder = { run_id: runId, pid: process.pid, host: hostname(), since: new Date(now()).toISOString() };
   let note: string | null = null;
+  const unlocked: TreeLock = { path: file, note: null, release: () => undefined };
   try {
+    // `.agent` as a symlink may lead out of the tree (markers.ts refuses it too): nothing is written there.
+    if (fs.lstatSync(path.dirname(file), { throwIfNoEntry: false })?.isSymbolicLink() === true) return unlocked;
     fs.mkdirSync(path.dirname(file), { recursive: true });
   } catch {
-    return { path: file, note: null, release: () => undefined };
+    return unlocked;
   }
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       fs.writeFileSync(file, `${JSON.stringify(me)}\n`, { flag: 'wx' });
       return hold(file, note);
     } catch (err) {
-      if (errnoCode(err) !== 'EEXIST') return { path: file, note: null, release: () => undefined };
+      if (errnoCode(err) !== 'EEXIST') return unlocked;
     }
     const seen = readHolder(file);
     if (seen === 'missing') continue;
