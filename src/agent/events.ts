@@ -45,7 +45,9 @@ const indicators = z
   .describe('the six completion indicators, derived from evidence');
 
 /** Which menu a loop decision answers. */
-const promptKind = z.enum(['approval', 'stagnation', 'max_iterations']).describe('approval (Continue/Adjust/Abort), stagnation (Continue/Clarify/Abort) or max_iterations (Extend/Complete/Abort)');
+const promptKind = z
+  .enum(['approval', 'completion', 'stagnation', 'max_iterations'])
+  .describe('approval (Continue/Adjust/Abort), completion (approval once the exit gate passed: Finish/Adjust/Abort), stagnation (Continue/Clarify/Abort) or max_iterations (Extend/Complete/Abort)');
 
 /** The words of `--decisions` lines; Clarify (stagnation) is `adjust`. */
 const decisionWord = z.enum(['continue', 'adjust', 'abort', 'extend', 'complete']);
@@ -121,6 +123,7 @@ const loopEventPayloads = {
     reason: z.string().describe('e.g. "BLOCKED: Exit signal but only 1/5 heuristics"'),
     heuristics_met: z.number().int(),
     heuristics_total: z.number().int(),
+    heuristics_needed: z.number().int().describe('met indicators the gate needs: 2 when five or six apply, else 1'),
     exit_signal: z.boolean(),
     signal: z
       .strictObject({
@@ -142,7 +145,7 @@ const loopEventPayloads = {
   approval_decision: z.strictObject({
     prompt: promptKind,
     decision: decisionWord,
-    choice: z.string().describe('the option taken as shown: Continue, Adjust, Clarify, Abort, Extend, Complete'),
+    choice: z.string().describe('the option taken as shown: Continue, Finish, Adjust, Clarify, Abort, Extend, Complete'),
     source: z.enum(['terminal', 'decisions_file', 'headless']),
     feedback: z.string().optional(),
     line: z.number().int().optional().describe('line of the --decisions input'),

@@ -148,6 +148,7 @@ export async function main(args: string[]): Promise<void> {
               ['navi loop tasks/fix-failing-tests.yaml', 'run a task file until its checks pass and the model signals exit'],
               ['navi loop "make npm test pass" --max-iterations 8 --never-pause', 'free text; overnight-safe'],
               ['navi loop --resume run_mikq3x2a0_7hq2 --extend 3', 'continue a run that hit max iterations'],
+              ['navi loop --resume run_mikq3x2a0_7hq2 --clarify "the config lives in etc/"', 'continue a run that stagnated, telling the model what it missed'],
             ],
             epilog:
               'Exit codes: 0 completed (exit gate passed), 2 invalid input (also: an unknown run id), 3 max iterations ' +

@@ -17,6 +17,7 @@ import {
   type DecisionRequest,
   type DecisionSource,
 } from '../loop/decisions.js';
+import { blockListsOptions } from './loop-text.js';
 import { terminalSafe } from './terminal-text.js';
 
 /** Asks one line on stderr; null when the signal fires or input ends. */
@@ -59,11 +60,11 @@ export function terminalDecisions(opts: { echoMenu: boolean }): DecisionSource {
     async decide(req, signal) {
       const menu = MENUS[req.prompt];
       if (opts.echoMenu) {
-        const lines = [req.block, req.question, ...menu.map((o, i) => `  ${i + 1}. [${o.label}]`)].filter((l): l is string => l !== undefined);
+        const lines = [req.block, req.question, ...(blockListsOptions(req.block) ? [] : menu.map((o, i) => `  ${i + 1}. [${o.label}]`))].filter((l): l is string => l !== undefined);
         process.stderr.write(`${terminalSafe(lines.join('\n'))}\n`);
       }
-      // Only the approval menu has a default: Continue is what "accept this iteration" means.
-      const defaultIndex = req.prompt === 'approval' ? 0 : null;
+      // Only the approval menus have a default: Continue (Finish) is what "accept this iteration" means.
+      const defaultIndex = req.prompt === 'approval' || req.prompt === 'completion' ? 0 : null;
       const hint = `Choose 1-${menu.length}${defaultIndex === null ? '' : ` [${defaultIndex + 1}]`}: `;
       const rl = open();
       try {

@@ -57,13 +57,17 @@ export function loopEventText(ev: LoopEvent, opts: LoopTextOptions): LoopText {
     case 'iteration_started':
       // The spinner prefixes every activity of the iteration with `iteration N/M` (output.ts).
       return { progress: 'starting…' };
-    case 'iteration_status':
-      return opts.showStatusBlock ? { out: ev.block } : {};
+    case 'iteration_status': {
+      const checks = checksLine(ev.evidence.checks);
+      const parts = [opts.showStatusBlock ? ev.block : undefined, checks ?? undefined].filter((s): s is string => s !== undefined);
+      return parts.length > 0 ? { out: parts.join('\n') } : {};
+    }
     case 'exit_gate':
       if (ev.signal !== null && !ev.signal.accepted) return { out: `Exit signal not accepted: ${ev.signal.rejected ?? ev.reason}` };
       return ev.decision === 'blocked' ? { out: `Exit gate ${ev.reason}` } : {};
     case 'approval_requested': {
-      const options = ev.options.map((o, i) => `  ${i + 1}. [${o}]`).join('\n');
+      // The STAGNATION / MAX ITERATIONS blocks list their options (seed 004): not twice.
+      const options = blockListsOptions(ev.block) ? undefined : ev.options.map((o, i) => `  ${i + 1}. [${o}]`).join('\n');
       return { out: [ev.block, ev.question, options].filter((s) => s !== undefined && s !== '').join('\n') };
     }
     case 'approval_decision': {
@@ -80,6 +84,29 @@ export function loopEventText(ev: LoopEvent, opts: LoopTextOptions): LoopText {
       }
       return { out: stoppedLine(ev) };
   }
+}
+
+/** True when a menu's block already lists its numbered options. */
+export function blockListsOptions(block: string | undefined): boolean {
+  return block !== undefined && /^Options:$/m.test(block);
+}
+
+type CheckSummary = Extract<LoopEvent, { type: 'iteration_status' }>['evidence']['checks'][number];
+
+/** One check's result as a person reads it live: `tests passed (0.4 s)`, `lint failed (exit 1, 2.0 s)`. */
+export function checkText(c: CheckSummary): string {
+  const secs = `${(c.duration_ms / 1000).toFixed(1)} s`;
+  if (c.timed_out) return `${c.name} timed out (${secs})`;
+  if (c.exit_code === null) return `${c.name} did not finish (${secs})`;
+  if (c.exit_code === 0) return `${c.name} passed (${secs})`;
+  if (c.exit_code === 127) return `${c.name} could not run (exit 127: command not found)`;
+  if (c.exit_code === 126) return `${c.name} could not run (exit 126: not executable)`;
+  return `${c.name} failed (exit ${c.exit_code}, ${secs})`;
+}
+
+/** The iteration's `Checks:` line; null when the task has no checks. */
+function checksLine(checks: readonly CheckSummary[]): string | null {
+  return checks.length === 0 ? null : `Checks: ${checks.map(checkText).join(' · ')}`;
 }
 
 function stoppedLine(ev: Extract<LoopEvent, { type: 'loop_complete' }>): string {

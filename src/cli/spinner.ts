@@ -60,12 +60,34 @@ const noop: Progress = {
   stop() {},
 };
 
+/**
+ * The spinner's text with the seconds spent on the current activity (a real model prefills for
+ * minutes): `waiting for the model… 12 s`. A count already at the end (a heartbeat's) is replaced.
+ */
+export function withElapsed(text: string, elapsedMs: number): string {
+  const secs = Math.floor(elapsedMs / 1000);
+  return secs >= 1 ? `${activityOf(text)} ${secs} s` : text;
+}
+
+/** The activity a text names, without a trailing seconds count: its timer restarts when this changes. */
+function activityOf(text: string): string {
+  return text.replace(/ \d+ s$/, '');
+}
+
 export function createProgress(opts: ProgressOptions): Progress {
   if (!opts.enabled || !spinnerAllowed({ isTTY: opts.stderr.isTTY === true, env: opts.env })) return noop;
   // ora reads the width at every frame; a resize sets the real one again.
   if (!(opts.stderr.columns > 0)) opts.stderr.columns = progressColumns(opts.stderr.columns, opts.env);
   let spinner: Ora | null = null;
   let pendingText: string | null = null;
+  let activity = '';
+  let since = Date.now();
+  const shown = (): string => withElapsed(pendingText ?? '', Date.now() - since);
+  // Once a second the elapsed count moves on; never keeps the process alive.
+  const tick = setInterval(() => {
+    if (spinner?.isSpinning && pendingText !== null) spinner.text = shown();
+  }, 1000);
+  tick.unref();
   let stopped = false;
   // Paused while stdout is being written: the spinner may not come back (ora loading late included).
   let paused = false;
@@ -75,24 +97,28 @@ export function createProgress(opts: ProgressOptions): Progress {
       if (stopped) return;
       // color false: ora draws the frame without any SGR code (chalk does not read NO_COLOR).
       spinner = ora({ stream: opts.stderr, color: opts.color ? 'cyan' : false, isEnabled: true, discardStdin: false });
-      if (pendingText !== null && !paused) spinner.start(pendingText);
+      if (pendingText !== null && !paused) spinner.start(shown());
     },
     () => undefined,
   );
   return {
     update(text) {
       if (stopped) return;
+      if (activityOf(text) !== activity) {
+        activity = activityOf(text);
+        since = Date.now();
+      }
       pendingText = text;
       paused = false;
       if (spinner === null) return;
-      if (spinner.isSpinning) spinner.text = text;
-      else spinner.start(text);
+      if (spinner.isSpinning) spinner.text = shown();
+      else spinner.start(shown());
     },
     log(line) {
       if (stopped) return;
       if (spinner?.isSpinning) {
         spinner.stopAndPersist({ symbol: '', text: line });
-        if (pendingText !== null) spinner.start(pendingText);
+        if (pendingText !== null) spinner.start(shown());
       } else {
         opts.stderr.write(`${line}\n`);
       }
@@ -104,7 +130,7 @@ export function createProgress(opts: ProgressOptions): Progress {
       }
       spinner.stop();
       write();
-      if (pendingText !== null) spinner.start(pendingText);
+      if (pendingText !== null) spinner.start(shown());
     },
     pause() {
       paused = true;
@@ -112,6 +138,7 @@ export function createProgress(opts: ProgressOptions): Progress {
     },
     stop() {
       stopped = true;
+      clearInterval(tick);
       // ora's stop() rewinds the cursor even when idle, which would overwrite stdout text.
       if (spinner?.isSpinning) spinner.stop();
     },

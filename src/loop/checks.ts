@@ -71,6 +71,23 @@ export async function runChecks(checks: readonly TaskCheck[], env: CheckEnv): Pr
   return out;
 }
 
+/** What the shell's exit codes 126 and 127 mean: the check never ran at all. */
+const CANNOT_RUN: Readonly<Record<number, string>> = {
+  126: 'exit 126: found but not executable',
+  127: 'exit 127: command not found',
+};
+
+/**
+ * The warning for a check that could not run (issue 18 item 11): its command does not exist or
+ * cannot be executed, so it fails every iteration whatever the model does and the run would end
+ * as "stagnation". Null for a check that ran (passed or failed on its own terms).
+ */
+export function cannotRunWarning(result: CheckResult, command: string): string | null {
+  const why = result.exitCode === null ? undefined : CANNOT_RUN[result.exitCode];
+  if (why === undefined) return null;
+  return `check "${result.name}" cannot run (${why}): \`${command}\`. It fails every iteration whatever the model does; fix the task's checks (or install the command)`;
+}
+
 /** Runs the ticket command; exit 0 means the ticket is closed. */
 export async function runTicket(ticket: { run: string }, env: CheckEnv): Promise<TicketResult> {
   const r = await runOne('ticket', ticket.run, TICKET_TIMEOUT_S, env);

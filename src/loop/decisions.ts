@@ -15,7 +15,7 @@ export const DECISION_WORDS = ['continue', 'adjust', 'abort', 'extend', 'complet
 export type DecisionWord = (typeof DECISION_WORDS)[number];
 
 /** Which menu is asked. */
-export type PromptKind = 'approval' | 'stagnation' | 'max_iterations';
+export type PromptKind = 'approval' | 'completion' | 'stagnation' | 'max_iterations';
 
 /** Where answers come from. */
 export type DecisionSourceKind = 'terminal' | 'decisions_file' | 'headless';
@@ -24,6 +24,12 @@ export type DecisionSourceKind = 'terminal' | 'decisions_file' | 'headless';
 export const MENUS: Readonly<Record<PromptKind, ReadonlyArray<{ label: string; word: DecisionWord }>>> = {
   approval: [
     { label: 'Continue', word: 'continue' },
+    { label: 'Adjust', word: 'adjust' },
+    { label: 'Abort', word: 'abort' },
+  ],
+  // Approval of an iteration that passed the exit gate: accepting it finishes the loop, so it says so.
+  completion: [
+    { label: 'Finish', word: 'continue' },
     { label: 'Adjust', word: 'adjust' },
     { label: 'Abort', word: 'abort' },
   ],

@@ -6,7 +6,7 @@
  */
 import type { Evidence } from './evidence.js';
 import { evaluateGate, nextAction, type GateResult } from './gate.js';
-import { countMet, deriveIndicators, SKIP_NO_TICKET, SKIP_NOT_GIT, type IndicatorState, type IndicatorValues } from './indicators.js';
+import { countMet, deriveIndicators, SKIP_NO_TESTS, SKIP_NO_TICKET, SKIP_NOT_GIT, type IndicatorState, type IndicatorValues } from './indicators.js';
 import { detectPhase, phaseInputFromEvidence, type PhaseResult } from './phase.js';
 import { resolveExitSignal, type ExitSignal } from './exit-signal.js';
 import { consecutiveCount } from './stagnation.js';
@@ -91,6 +91,7 @@ export function evaluateIteration(input: EvaluateInput): Evaluation {
 export function indicatorStateFrom(values: IndicatorValues): IndicatorState {
   const skipped: IndicatorState['skipped'] = {};
   if (values.code_committed === 'skipped') skipped.code_committed = SKIP_NOT_GIT;
+  if (values.tests_passing === 'skipped') skipped.tests_passing = SKIP_NO_TESTS;
   if (values.ticket_closed === 'skipped') skipped.ticket_closed = SKIP_NO_TICKET;
   return { values: { ...values }, skipped };
 }

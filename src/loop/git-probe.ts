@@ -177,6 +177,13 @@ export const systemGit: GitProbe = {
   },
 };
 
+/** The work tree's top folder (`git rev-parse --show-toplevel`); null outside git. */
+export async function workTreeRoot(cwd: string): Promise<string | null> {
+  const out = await git(cwd, ['rev-parse', '--show-toplevel']);
+  const root = out?.replace(/\n$/, '') ?? '';
+  return root === '' ? null : root;
+}
+
 /** A file's identity for "did it change during this iteration": size and modification time. */
 export type FileSignature = string;
 

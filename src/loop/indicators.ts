@@ -47,18 +47,23 @@ export const INDICATOR_LABELS: Readonly<Record<IndicatorName, string>> = {
 /** Skip reason when the task has no `ticket` (SPEC §7.6 prints exactly this). */
 export const SKIP_NO_TICKET = 'no ticket';
 
+/** Skip reason when nothing could test the work: no checks, and the agent ran no test command. */
+export const SKIP_NO_TESTS = 'no checks or test command';
+
 /** Skip reason outside git: commit evidence is unknown, not false. */
 export const SKIP_NOT_GIT = 'unknown: not a git repository';
 
 /**
  * `tests_passing`: with checks, every check exited 0 (a check that did not finish failed).
  * Without checks, the last test command the agent ran this iteration exited 0 — the last one,
- * because a green run followed by an edit and a red run is not passing.
+ * because a green run followed by an edit and a red run is not passing. With neither there is
+ * nothing to pass (a non-code task): skipped, not failed.
  */
-function testsPassing(e: Evidence): boolean {
+function testsPassing(e: Evidence): IndicatorValue {
   if (e.checks.length > 0) return e.checks.every((c) => c.exitCode === 0);
   const last = e.testRuns[e.testRuns.length - 1];
-  return last !== undefined && last.exitCode === 0;
+  if (last === undefined) return 'skipped';
+  return last.exitCode === 0;
 }
 
 /** Derives all six indicators from one iteration's evidence (SPEC §7.3). */
@@ -79,10 +84,12 @@ export function deriveIndicators(e: Evidence): IndicatorState {
   } else {
     ticketClosed = e.ticket.exitCode === 0;
   }
+  const testsPassed = testsPassing(e);
+  if (testsPassed === 'skipped') skipped.tests_passing = SKIP_NO_TESTS;
   return {
     values: {
       code_committed: codeCommitted,
-      tests_passing: testsPassing(e),
+      tests_passing: testsPassed,
       code_simplified: e.codeSimplifiedDeclared,
       docs_updated: e.filesChangedSinceStart.some(isDocPath),
       ticket_closed: ticketClosed,

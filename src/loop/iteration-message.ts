@@ -58,6 +58,11 @@ export function questionAnswerNote(answer: string): string {
   return fillPrompt(loadPrompt('loop/question-answer.md'), { answer: answer.trim() });
 }
 
+/** The note carrying a person's clarification (the stagnation menu's Clarify, `--resume --clarify`). */
+export function clarificationNote(text: string): string {
+  return `The user clarified what is blocking progress (act on it): ${text}`;
+}
+
 /** Characters stripped from a line's end before looking for `?` (Markdown emphasis, quotes, brackets). */
 const TRAILING_DECORATION = /[\s*_`"'”’)\]]+$/;
 

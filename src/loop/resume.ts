@@ -8,12 +8,15 @@
 import { InvalidInputError } from '../errors.js';
 import type { LoopRunRecord } from '../store/types.js';
 import { ownerOf, takeoverVerdict } from './ownership.js';
+import { AWAITING_DECISION } from './pending-decision.js';
 import { RESUMABLE } from './runner-types.js';
 
 /** What the user asked for and what the check needs to know. */
 export interface ResumeRequest {
   /** `--extend N` (0 when not given). */
   extend: number;
+  /** `--clarify TEXT`: needed to continue a run that ended aborted. */
+  clarify?: string;
   /** `--max-tokens N`: a new budget for the whole run. */
   maxTokens?: number;
   /** `--deadline D`: a new deadline, D from now. */
@@ -35,7 +38,16 @@ export interface ResumePlan {
 /** Checks that `run` can be resumed; throws InvalidInputError (exit 2) saying why not and what to do. */
 export function planResume(run: LoopRunRecord, req: ResumeRequest): ResumePlan {
   const id = run.id;
-  if (!RESUMABLE.has(run.status)) {
+  const clarified = req.clarify !== undefined && req.clarify.trim() !== '';
+  if (req.clarify !== undefined && !clarified) throw new InvalidInputError('flag_invalid', '--clarify needs the clarification text, e.g. --clarify "the config lives in etc/"');
+  // An aborted run (stagnation, or a person's Abort) goes on once someone says what was missing.
+  if (run.status === 'aborted' && !clarified) {
+    throw new InvalidInputError(
+      'run_not_resumable',
+      `loop run ${id} ended aborted${run.reason ? ` (${run.reason})` : ''}; to continue it, say what the model missed: navi loop --resume ${id} --clarify "TEXT"`,
+    );
+  }
+  if (!RESUMABLE.has(run.status) && run.status !== 'aborted') {
     throw new InvalidInputError(
       'run_not_resumable',
       `loop run ${id} ended ${run.status}${run.reason ? ` (${run.reason})` : ''} and cannot be resumed; start a new run with: navi loop <task>`,
@@ -51,7 +63,8 @@ export function planResume(run: LoopRunRecord, req: ResumeRequest): ResumePlan {
     throw new InvalidInputError('flag_invalid', `--extend must be a whole number of iterations (got ${String(req.extend)})`);
   }
   const maxIterations = run.maxIterations + req.extend;
-  if (run.iteration >= maxIterations) {
+  // A run stopped at its max-iterations menu resumes to be asked again (pending-decision.ts).
+  if (run.iteration >= maxIterations && run.reason !== AWAITING_DECISION) {
     throw new InvalidInputError(
       'run_at_max_iterations',
       `loop run ${id} has used all ${run.maxIterations} of its iterations; resume with more: navi loop --resume ${id} --extend 3`,

@@ -11,7 +11,7 @@ import { choiceLabel, MENUS, type Decision, type DecisionRequest } from './decis
 import { diversifyInstruction, MAX_DIVERSIFICATIONS, nextDiversification } from './diversify.js';
 import type { Evaluation } from './evaluate.js';
 import { unmetIndicatorNames } from './indicators.js';
-import { headlessQuestionNote, questionAnswerNote, trailingQuestion } from './iteration-message.js';
+import { clarificationNote, headlessQuestionNote, questionAnswerNote, trailingQuestion } from './iteration-message.js';
 import type { LoopState } from './run-state.js';
 import type { Ending } from './runner-end.js';
 import { decisionRecord, interrupted } from './runner-events.js';
@@ -54,6 +54,8 @@ export class IterationDecider {
   constructor(
     private readonly opts: LoopRunOptions,
     private readonly state: LoopState,
+    /** Called before anyone is asked anything: the runner commits the iteration first (item 3 of issue 18). */
+    private readonly beforeAsk?: () => Promise<void>,
   ) {}
 
   private tag<T extends AgentEvent>(ev: T, n: number): T {
@@ -68,7 +70,12 @@ export class IterationDecider {
     let record = true;
     const approvalDue = loop.iteration_approval === 'strict' || (loop.iteration_approval === 'periodic' && n % loop.periodic_interval === 0);
     if (approvalDue) {
-      const d = yield* this.ask({ prompt: 'approval', iteration: n, question: `Accept iteration ${n} and continue?` }, 'continue');
+      // Once the gate has passed, accepting the iteration finishes the loop: the menu asks that.
+      const req: DecisionRequest =
+        ev.gate.decision === 'exit'
+          ? { prompt: 'completion', iteration: n, question: `The exit gate passed on iteration ${n} (${ev.gate.reason}). Finish the loop here?` }
+          : { prompt: 'approval', iteration: n, question: `Accept iteration ${n} and continue?` };
+      const d = yield* this.ask(req, 'continue');
       if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
       v.record.approval = decisionRecord(d);
       if (d.decision === 'abort') {
@@ -99,6 +106,7 @@ export class IterationDecider {
     if (ev.signal?.exit !== true) {
       const question = trailingQuestion(finalText);
       if (question !== null) {
+        if (this.opts.decisions.kind !== 'headless' && this.opts.decisions.answerQuestion !== undefined) await this.beforeAsk?.();
         const answer = (await this.opts.decisions.answerQuestion?.(question, this.opts.signal)) ?? null;
         if (this.opts.signal.aborted) return { ...v, exit: STOPPED };
         v.notes.push(answer !== null && answer.trim() !== '' ? questionAnswerNote(answer) : headlessQuestionNote());
@@ -184,7 +192,7 @@ export class IterationDecider {
       if (d !== null) (v.record.stagnation as Record<string, unknown>).decision = decisionRecord(d);
       if (d?.decision === 'continue' || d?.decision === 'adjust') {
         v.history = [];
-        if (d.decision === 'adjust') v.notes.push(`The user clarified what is blocking progress (act on it): ${d.feedback?.trim() || '(no details given)'}`);
+        if (d.decision === 'adjust') v.notes.push(clarificationNote(d.feedback?.trim() || '(no details given)'));
         return v;
       }
       v.exit = endWith(d?.decision === 'abort'
@@ -210,6 +218,7 @@ export class IterationDecider {
     const source = this.opts.decisions;
     let d: Decision | null = null;
     if (source.kind !== 'headless') {
+      await this.beforeAsk?.();
       yield this.tag(
         {
           type: 'approval_requested',

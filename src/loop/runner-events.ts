@@ -77,6 +77,7 @@ export function gateEvent(ev: Evaluation): AgentEvent {
     reason: ev.gate.reason,
     heuristics_met: ev.met,
     heuristics_total: ev.total,
+    heuristics_needed: ev.gate.needed,
     exit_signal: ev.signal?.exit === true,
     signal:
       ev.signal === null

@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { LoopRunRecord } from '../store/types.js';
 import type { GitContext } from './collect-evidence.js';
 import { systemGit } from './git-probe.js';
+import { pendingOf, type PendingDecision } from './pending-decision.js';
+import { clarificationNote } from './iteration-message.js';
 import { freshState, restoreState, type LoopState, type RunConfigRecord } from './run-state.js';
 import type { LoopDeps, LoopRunOptions } from './runner-types.js';
 
@@ -19,6 +21,8 @@ export interface OpenRun {
   resumed: boolean;
   /** When the run first started (markers written since count as this run's). */
   startedAt: Date;
+  /** A resumed run's last iteration, committed before its question was answered: asked again first. */
+  pending: PendingDecision | null;
 }
 
 function configRecord(opts: LoopRunOptions): RunConfigRecord {
@@ -31,16 +35,19 @@ function configRecord(opts: LoopRunOptions): RunConfigRecord {
 }
 
 /** Creates or resumes the run described by `opts`. */
-export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<OpenRun> {
+export async function openRun(opts: LoopRunOptions, deps: LoopDeps, runId?: string): Promise<OpenRun> {
   const probe = deps.git ?? systemGit;
   const cwd = opts.turn.cwd;
   const repo = await probe.isRepo(cwd);
   const { store } = deps;
   if (opts.resume !== undefined) {
     const prior = opts.resume.run;
+    const clarify = opts.resume.clarify?.trim();
     const run = await store.loopRuns.update(prior.id, {
       status: 'running',
       reason: null,
+      // A run stopped as stuck starts its stagnation count over with the clarification.
+      ...(prior.status === 'aborted' && clarify !== undefined ? { hashHistory: [], stagnationCount: 0, diversifications: 0 } : {}),
       maxIterations: opts.resume.run.maxIterations + opts.resume.extend,
       maxTokens: opts.maxTokens,
       deadlineAt: opts.deadlineAt,
@@ -48,8 +55,12 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
       finishedAt: null,
     });
     const iterations = await store.loopRuns.listIterations(run.id);
-    const state = restoreState(run, iterations[iterations.length - 1]);
-    return { run, state, git: { probe, repo, startHead: run.gitHeadAtStart }, resumed: true, startedAt: run.startedAt };
+    const last = iterations[iterations.length - 1];
+    const state = restoreState(run, last);
+    const pending = last === undefined ? null : pendingOf(last.decision);
+    if (pending !== null) state.previousHash = pending.previous_hash;
+    if (clarify !== undefined && clarify !== '') state.notes.push(clarificationNote(clarify));
+    return { run, state, git: { probe, repo, startHead: run.gitHeadAtStart }, resumed: true, startedAt: run.startedAt, pending };
   }
   const startHead = repo ? await probe.head(cwd) : null;
   const sessionId = randomUUID();
@@ -62,6 +73,7 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
     model: opts.turn.model,
   });
   const run = await store.loopRuns.create({
+    ...(runId !== undefined ? { id: runId } : {}),
     sessionId,
     taskName: opts.task.name,
     task: opts.task,
@@ -72,5 +84,5 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps): Promise<Ope
     deadlineAt: opts.deadlineAt,
     gitHeadAtStart: startHead,
   });
-  return { run, state: freshState(run.maxIterations), git: { probe, repo, startHead }, resumed: false, startedAt: run.startedAt };
+  return { run, state: freshState(run.maxIterations), git: { probe, repo, startHead }, resumed: false, startedAt: run.startedAt, pending: null };
 }

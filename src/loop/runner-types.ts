@@ -35,7 +35,12 @@ export interface LoopRunOptions {
   decisions: DecisionSource;
   owner: RunOwner;
   /** Continue this stored run (validated by prepareResume) instead of starting a new one. */
-  resume?: { run: LoopRunRecord; extend: number };
+  resume?: {
+    run: LoopRunRecord;
+    extend: number;
+    /** `--clarify TEXT`: told to the model in the next iteration; an aborted run starts over its stagnation count. */
+    clarify?: string;
+  };
   /** Environment for checks and the ticket command (default navi's own). */
   checkEnv?: NodeJS.ProcessEnv;
   /** Called once the run exists, before its first event (the CLI sets the event envelope). */

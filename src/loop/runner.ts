@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import type { AgentEvent } from '../agent/events.js';
 import { isNaviError, StorageError } from '../errors.js';
-import { runChecks, runTicket } from './checks.js';
+import { cannotRunWarning, runChecks, runTicket } from './checks.js';
 import { collectEvidence, evidenceRecord, observeTree, withChecks, type TreeState } from './collect-evidence.js';
 import { evaluateIteration } from './evaluate.js';
 import type { Evidence } from './evidence.js';
@@ -28,6 +28,11 @@ import { runIterationTurn } from './runner-turn.js';
 import type { BookkeepingPhase, LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
 import type { ExitSignal } from './exit-signal.js';
 import { consecutiveCount } from './stagnation.js';
+import { newRunId } from '../store/ids.js';
+import { acquireTreeLock } from './tree-lock.js';
+import { AWAITING_DECISION, awaitingDecision, pendingRecord, type IterationRow, type PendingDecision } from './pending-decision.js';
+import type { Evaluation } from './evaluate.js';
+import type { LoopRunPatch } from '../store/types.js';
 
 export { currentOwner } from './runner-events.js';
 export type { LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
@@ -39,10 +44,17 @@ type Events<T> = AsyncGenerator<AgentEvent, T>;
 
 /** Runs (or resumes) a loop: yields every event, returns how it ended. */
 export async function* runLoop(opts: LoopRunOptions, deps: LoopDeps): Events<LoopOutcome> {
-  const open = await openRun(opts, deps);
-  opts.onOpen?.({ runId: open.run.id, sessionId: open.run.sessionId });
-  const runner = new LoopRunner(opts, deps, open);
-  return yield* runner.run();
+  // One loop per working tree, refused before anything is stored (tree-lock.ts).
+  const runId = opts.resume?.run.id ?? newRunId();
+  const lock = await acquireTreeLock(opts.turn.cwd, runId);
+  try {
+    const open = await openRun(opts, deps, runId);
+    opts.onOpen?.({ runId: open.run.id, sessionId: open.run.sessionId });
+    const runner = new LoopRunner(opts, deps, open);
+    return yield* runner.run(lock.note);
+  } finally {
+    lock.release();
+  }
 }
 
 class LoopRunner {
@@ -57,6 +69,8 @@ class LoopRunner {
    * of asking git again.
    */
   private treeAfterLast: TreeState | null = null;
+  /** Checks already reported as unable to run (said once, when first seen). */
+  private readonly warnedChecks = new Set<string>();
 
   constructor(
     private readonly opts: LoopRunOptions,
@@ -94,10 +108,18 @@ class LoopRunner {
     }
   }
 
-  async *run(): Events<LoopOutcome> {
+  async *run(lockNote: string | null = null): Events<LoopOutcome> {
     const heartbeat = startHeartbeat(() => this.deps.store.loopRuns.update(this.runId, {}));
     try {
       yield this.startedEvent();
+      if (lockNote !== null) yield { type: 'warning', code: 'loop_lock_taken_over', message: lockNote };
+      const pending = this.open.pending;
+      if (pending !== null) {
+        const n = this.state.iteration;
+        yield { type: 'warning', code: 'decision_pending', message: `iteration ${n} was saved before its question was answered; asking again (it is not redone)` };
+        const outcome = yield* this.conclude(n, pending, null, null);
+        if (outcome !== null) return outcome;
+      }
       for (;;) {
         const budget = this.budgetEnding();
         if (budget !== null) return yield* this.finish(budget, false);
@@ -221,6 +243,13 @@ class LoopRunner {
       ticketDef !== undefined && !this.opts.signal.aborted ? await runTicket(ticketDef, checkEnv) : null,
     ] as const);
     if (this.opts.signal.aborted) return yield* this.finish(interrupted(), false);
+    for (const c of checks) {
+      if (this.warnedChecks.has(c.name)) continue;
+      const warning = cannotRunWarning(c, this.opts.task.checks.find((t) => t.name === c.name)?.run ?? '');
+      if (warning === null) continue;
+      this.warnedChecks.add(c.name);
+      yield this.tag({ type: 'warning', code: 'check_cannot_run', message: warning }, n);
+    }
     const evidence = withChecks(collected.evidence, checks, ticket);
     const evalStart = performance.now();
     const ev = evaluateIteration({
@@ -238,59 +267,85 @@ class LoopRunner {
     yield this.tag(statusEvent(ev, evidence), n);
     yield this.tag(gateEvent(ev), n);
 
-    const verdict = yield* new IterationDecider(this.opts, s).decide(n, ev, turn.activity.finalText, turn.activity.lastAction);
-    if (verdict.exit.kind === 'end' && !verdict.exit.commit) return yield* this.finish(verdict.exit.ending, false);
-    const ending: Ending | null = verdict.exit.kind === 'end' ? verdict.exit.ending : turnEnding(turn.outcome.stopReason);
+    const row: IterationRow = {
+      iteration: n,
+      phase: ev.phase.phase,
+      indicators: ev.indicators.values,
+      evidence: evidenceRecord(evidence, { head: collected.head, unknown: collected.unknown, lastAction: turn.activity.lastAction, shellCommands: turn.activity.shellRuns.length }),
+      stateHash: ev.hash,
+      gateDecision: ev.gate.decision,
+      gateReason: ev.gate.reason,
+      exitSignal: ev.signal === null ? null : { exit: ev.signal.exit, reason: ev.signal.reason, source: ev.signal.source, ...(ev.signal.rejected ? { rejected: ev.signal.rejected } : {}) },
+      statusBlock: ev.block,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      durationMs: Math.max(0, this.now() - startedAt.getTime()),
+      startedAt,
+      finishedAt: new Date(this.now()),
+    };
+    const pending: PendingDecision = { evaluation: ev, final_text: turn.activity.finalText, last_action: turn.activity.lastAction, previous_hash: s.previousHash };
+    return yield* this.conclude(n, pending, { row, evidence }, turnEnding(turn.outcome.stopReason));
+  }
+
+  /** The run row's counters as the runner holds them. */
+  private counters(): LoopRunPatch {
+    const s = this.state;
+    return { maxIterations: s.maxIterations, hashHistory: s.hashHistory, stagnationCount: s.stagnationCount, diversifications: s.diversifications, promptTokens: s.promptTokens, completionTokens: s.completionTokens };
+  }
+
+  /** What the runner keeps of an iteration once it is in the database. */
+  private committed(n: number, ev: Evaluation, evidence: Evidence | null): void {
+    const s = this.state;
+    s.iteration = n;
+    s.last = { phase: ev.phase.phase, indicators: ev.indicators, hash: ev.hash };
+    if (evidence !== null) {
+      s.changedSinceStart = [...evidence.filesChangedSinceStart];
+      this.lastEvidence = evidence;
+    }
+    this.lastSignal = ev.signal;
+  }
+
+  /**
+   * The decisions on an evaluated iteration, and its record. `fresh` is the iteration just run
+   * (null: a resumed iteration committed before its question was answered). Before anyone is
+   * asked, the iteration is committed with its decision pending: a Ctrl-C at the menu keeps it,
+   * and a resume asks again (pending-decision.ts).
+   */
+  private async *conclude(n: number, p: PendingDecision, fresh: { row: IterationRow; evidence: Evidence } | null, turnEnd: Ending | null): Events<LoopOutcome | null> {
+    const s = this.state;
+    const ev = p.evaluation;
+    let inStore = fresh === null;
+    const beforeAsk = async (): Promise<void> => {
+      if (inStore || fresh === null) return;
+      await this.deps.store.loopRuns.commitIteration(this.runId, { ...fresh.row, decision: pendingRecord(p) }, { ...this.counters(), reason: AWAITING_DECISION });
+      inStore = true;
+      this.committed(n, ev, fresh.evidence);
+    };
+    const verdict = yield* new IterationDecider(this.opts, s, beforeAsk).decide(n, ev, p.final_text, p.last_action);
+    if (verdict.exit.kind === 'end' && !verdict.exit.commit) return yield* this.finish(inStore ? awaitingDecision(n) : verdict.exit.ending, false);
+    const ending: Ending | null = verdict.exit.kind === 'end' ? verdict.exit.ending : turnEnd;
 
     const recorded = verdict.history !== s.hashHistory;
     const tip = verdict.history[verdict.history.length - 1];
     const stagnationCount = tip === undefined ? 0 : consecutiveCount(verdict.history.slice(0, -1), tip);
     const final = ending !== null && !isResumable(ending.status);
-    const record = {
-      ...verdict.record,
-      notes_for_next: ending === null ? verdict.notes : [],
+    const record = { ...verdict.record, notes_for_next: ending === null ? verdict.notes : [] };
+    const runPatch: LoopRunPatch = {
+      ...this.counters(),
+      hashHistory: verdict.history,
+      stagnationCount,
+      ...(ending !== null ? { status: ending.status, reason: ending.reason, finishedAt: final ? new Date(this.now()) : null } : { reason: null }),
     };
     const commitStart = performance.now();
-    await this.deps.store.loopRuns.commitIteration(
-      this.runId,
-      {
-        iteration: n,
-        phase: ev.phase.phase,
-        indicators: ev.indicators.values,
-        evidence: evidenceRecord(evidence, { head: collected.head, unknown: collected.unknown, lastAction: turn.activity.lastAction, shellCommands: turn.activity.shellRuns.length }),
-        stateHash: ev.hash,
-        gateDecision: ev.gate.decision,
-        gateReason: ev.gate.reason,
-        exitSignal: ev.signal === null ? null : { exit: ev.signal.exit, reason: ev.signal.reason, source: ev.signal.source, ...(ev.signal.rejected ? { rejected: ev.signal.rejected } : {}) },
-        statusBlock: ev.block,
-        decision: record,
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens,
-        durationMs: Math.max(0, this.now() - startedAt.getTime()),
-        startedAt,
-        finishedAt: new Date(this.now()),
-      },
-      {
-        maxIterations: s.maxIterations,
-        hashHistory: verdict.history,
-        stagnationCount,
-        diversifications: s.diversifications,
-        promptTokens: s.promptTokens,
-        completionTokens: s.completionTokens,
-        ...(ending !== null ? { status: ending.status, reason: ending.reason, finishedAt: final ? new Date(this.now()) : null } : {}),
-      },
-    );
+    if (inStore) await this.deps.store.loopRuns.settleIteration(this.runId, n, record, runPatch);
+    else if (fresh !== null) await this.deps.store.loopRuns.commitIteration(this.runId, { ...fresh.row, decision: record }, runPatch);
     this.deps.timing?.('commit', performance.now() - commitStart);
-    s.iteration = n;
+    this.committed(n, ev, fresh?.evidence ?? null);
     s.hashHistory = verdict.history;
     s.stagnationCount = stagnationCount;
     if (recorded) s.previousHash = ev.hash;
     s.previousStatus = ev.block;
     s.notes = verdict.notes;
-    s.changedSinceStart = [...evidence.filesChangedSinceStart];
-    s.last = { phase: ev.phase.phase, indicators: ev.indicators, hash: ev.hash };
-    this.lastEvidence = evidence;
-    this.lastSignal = ev.signal;
     return ending === null ? null : yield* this.finish(ending, true);
   }
 

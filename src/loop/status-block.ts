@@ -9,7 +9,7 @@ import { INDICATOR_LABELS, INDICATOR_NAMES, countMet, type IndicatorState } from
 import type { Phase } from './phase.js';
 import { computeProgress } from './progress.js';
 import type { StagnationResult } from './stagnation.js';
-import { MIN_HEURISTICS } from './gate.js';
+import { requiredHeuristics } from './gate.js';
 import type { DiversifyStrategy } from '../config/schema.js';
 
 /** The seed's rule line: 52 × U+2501. */
@@ -130,7 +130,7 @@ export function renderStatusBlock(input: StatusBlockInput): string {
     ...indicatorLines(input.indicators),
     '',
     'Exit Conditions:',
-    `  Heuristics: ${f.heuristics_met}/${f.heuristics_total} (need ${MIN_HEURISTICS}+)`,
+    `  Heuristics: ${f.heuristics_met}/${f.heuristics_total} (need ${requiredHeuristics(f.heuristics_total)}+)`,
     `  EXIT_SIGNAL: ${String(f.exit_signal)}`,
     '',
     `State Hash: ${f.state_hash}`,
@@ -188,7 +188,7 @@ export interface LoopCompleteInput {
 /** The LOOP COMPLETE block. */
 export function renderLoopComplete(input: LoopCompleteInput): string {
   const { met, total } = countMet(input.indicators.values);
-  const heuristics = met >= MIN_HEURISTICS ? 'passed' : 'not met';
+  const heuristics = met >= requiredHeuristics(total) ? 'passed' : 'not met';
   const signal = input.exitSignal ? 'passed' : input.requireExplicitSignal ? 'not given' : 'not required';
   return block('LOOP COMPLETE', [
     '',

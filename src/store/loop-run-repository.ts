@@ -4,7 +4,7 @@
  * the loop's durability guarantee: a killed run resumes at the next iteration with exactly the
  * state the last committed one left, never with half an iteration.
  */
-import { asc, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import { StorageError } from '../errors.js';
 import type { NaviDatabase } from './database.js';
@@ -106,6 +106,24 @@ export function createLoopRunRepository(db: NaviDatabase): LoopRunRepository {
           }
           return code === '23503' ? runNotFound(runId) : undefined;
         },
+      );
+    },
+
+    async settleIteration(runId: string, iteration: number, decision: unknown, runPatch: LoopRunPatch): Promise<LoopRunRecord> {
+      const value = encodeNullableJson(decision, 'the iteration decision');
+      const set = patchValues(runPatch);
+      return guardQuery('loopRuns.settleIteration', () =>
+        db.transaction(async (tx) => {
+          const [run] = await tx.update(loopRuns).set(set).where(eq(loopRuns.id, runId)).returning();
+          if (!run) throw runNotFound(runId);
+          const rows = await tx
+            .update(loopIterations)
+            .set({ decision: value })
+            .where(and(eq(loopIterations.runId, runId), eq(loopIterations.iteration, iteration)))
+            .returning({ iteration: loopIterations.iteration });
+          if (rows.length === 0) throw new StorageError('iteration_not_found', `Iteration ${iteration} of loop run ${runId} is not stored.`);
+          return toRunRecord(run);
+        }),
       );
     },
 

@@ -145,6 +145,12 @@ export interface LoopRunRepository {
    * already stored (nothing is written), `run_not_found` for an unknown run.
    */
   commitIteration(runId: string, row: NewLoopIteration, runPatch: LoopRunPatch): Promise<LoopRunRecord>;
+  /**
+   * Replaces the `decision` of a stored iteration and updates the run in one transaction: an
+   * iteration committed before a person was asked (its decision pending) gets the answer and
+   * what it led to. `iteration_not_found` / `run_not_found` when either row is missing.
+   */
+  settleIteration(runId: string, iteration: number, decision: unknown, runPatch: LoopRunPatch): Promise<LoopRunRecord>;
   /** The run's iterations in order. */
   listIterations(runId: string): Promise<LoopIterationRecord[]>;
 }

@@ -57,8 +57,8 @@ describe('decisions file: generated (property)', () => {
   });
 
   it('the line reader answers a menu only with one of its words, or fails with exit 2', async () => {
-    const prompts: PromptKind[] = ['approval', 'stagnation', 'max_iterations'];
-    const allowed: Record<PromptKind, string[]> = { approval: ['continue', 'adjust', 'abort'], stagnation: ['continue', 'adjust', 'abort'], max_iterations: ['extend', 'complete', 'abort'] };
+    const prompts: PromptKind[] = ['approval', 'completion', 'stagnation', 'max_iterations'];
+    const allowed: Record<PromptKind, string[]> = { approval: ['continue', 'adjust', 'abort'], completion: ['continue', 'adjust', 'abort'], stagnation: ['continue', 'adjust', 'abort'], max_iterations: ['extend', 'complete', 'abort'] };
     await fc.assert(
       fc.asyncProperty(fc.array(arbDecisionLine, { maxLength: 5 }), fc.array(fc.constantFrom(...prompts), { minLength: 1, maxLength: 6 }), async (lines, asks) => {
         const source = new LineDecisionSource(linesReader(lines), DISPLAY);

@@ -216,7 +216,10 @@ forEachBackend((backend) => {
         /d\.jsonl:1: "extend" does not answer the approval prompt of iteration 1/,
       );
       const [run] = await store.loopRuns.list({ limit: 1 });
-      expect(run).toMatchObject({ status: 'failed', reason: 'decisions_invalid', iteration: 0 });
+      // The iteration was committed before the question (its decision pending): a resume asks again.
+      expect(run).toMatchObject({ status: 'failed', reason: 'decisions_invalid', iteration: 1 });
+      const [row] = await store.loopRuns.listIterations(run!.id);
+      expect(row?.decision).toMatchObject({ pending: { evaluation: { gate: { decision: 'continue' } } } });
     });
 
     it('max iterations headless → incomplete; --resume --extend continues with counters restored and completes', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateGate, nextAction, type GateDecision } from '../../src/loop/gate.js';
+import { evaluateGate, nextAction, requiredHeuristics, type GateDecision } from '../../src/loop/gate.js';
 import type { IndicatorValues } from '../../src/loop/indicators.js';
 import { detectPhase } from '../../src/loop/phase.js';
 
@@ -52,6 +52,37 @@ describe('evaluateGate (seed 004 truth table)', () => {
         'These are checked by the runner from evidence (checks, git, changed files), not from your report: ' +
         'finish the remaining work, verify it, then signal again.',
     );
+  });
+});
+
+describe('requiredHeuristics: the threshold counts the indicators that apply (issue 18 item 18)', () => {
+  it.each<[number, number]>([
+    [6, 2], // a ticket is configured
+    [5, 2], // seed 004's usual case: no ticket
+    [4, 1], // no ticket, and nothing to test (or no git)
+    [3, 1], // no ticket, no git, nothing to test
+    [2, 1],
+    [1, 1],
+  ])('%d applicable → need %d', (applicable, needed) => {
+    expect(requiredHeuristics(applicable)).toBe(needed);
+  });
+
+  it.each<[string, Partial<IndicatorValues>, boolean, GateDecision, string]>([
+    // The user's case: a free-text non-code task, done and committed, signalled — was BLOCKED 1/5.
+    ['non-code task committed and signalled', { code_committed: true, tests_passing: 'skipped' }, true, 'exit', 'EXIT: 1/4 heuristics + explicit signal'],
+    ['non-code task, signal but nothing met', { tests_passing: 'skipped' }, true, 'blocked', 'BLOCKED: Exit signal but only 0/4 heuristics'],
+    ['non-code task committed, no signal', { code_committed: true, tests_passing: 'skipped' }, false, 'continue', 'CONTINUE: 1/4 heuristics, awaiting EXIT_SIGNAL'],
+    ['outside git, nothing to test, docs written', { code_committed: 'skipped', tests_passing: 'skipped', docs_updated: true }, true, 'exit', 'EXIT: 1/3 heuristics + explicit signal'],
+    ['tests apply and fail: still 2 needed', { code_committed: true, tests_passing: false }, true, 'blocked', 'BLOCKED: Exit signal but only 1/5 heuristics'],
+    ['a ticket applies: 2 of 6', { code_committed: true, ticket_closed: false }, true, 'blocked', 'BLOCKED: Exit signal but only 1/6 heuristics'],
+  ])('%s', (_name, over, exitSignal, decision, reason) => {
+    const r = evaluateGate({ indicators: { ...values(0), ...over }, exitSignal, requireExplicitSignal: true });
+    expect([r.decision, r.reason]).toEqual([decision, reason]);
+  });
+
+  it('a blocked non-code task is told one indicator is needed', () => {
+    const r = evaluateGate({ indicators: { ...values(0), tests_passing: 'skipped' }, exitSignal: true, requireExplicitSignal: true });
+    expect(r.feedback).toContain('only 0/4 completion indicators are met and at least 1 is needed');
   });
 });
 

@@ -26,7 +26,8 @@ describe('deriveIndicators', () => {
     ['checks decide over agent test runs', { checks: [check(1)], testRuns: [{ command: 'npm test', exitCode: 0 }] }, 'tests_passing', false],
     ['no checks, last agent run passed', { testRuns: [{ command: 'npm test', exitCode: 1 }, { command: 'npm test', exitCode: 0 }] }, 'tests_passing', true],
     ['no checks, last agent run failed', { testRuns: [{ command: 'npm test', exitCode: 0 }, { command: 'npm test', exitCode: 1 }] }, 'tests_passing', false],
-    ['no checks, no test run', {}, 'tests_passing', false],
+    ['no checks, no test run (nothing to pass: a non-code task)', {}, 'tests_passing', 'skipped'],
+    ['a check that did not finish fails', { checks: [check(null)] }, 'tests_passing', false],
     ['declared simplified', { codeSimplifiedDeclared: true }, 'code_simplified', true],
     ['not declared', {}, 'code_simplified', false],
     ['README changed since start', { filesChangedSinceStart: ['src/a.ts', 'README.md'] }, 'docs_updated', true],
@@ -42,13 +43,13 @@ describe('deriveIndicators', () => {
   });
 
   it('says why skipped indicators are skipped', () => {
-    expect(deriveIndicators(ev({ gitRepo: false })).skipped).toEqual({ code_committed: SKIP_NOT_GIT, ticket_closed: 'no ticket' });
+    expect(deriveIndicators(ev({ gitRepo: false })).skipped).toEqual({ code_committed: SKIP_NOT_GIT, tests_passing: 'no checks or test command', ticket_closed: 'no ticket' });
     expect(SKIP_NOT_GIT).toContain('not a git repository');
-    expect(deriveIndicators(ev({ ticket: { exitCode: 0 } })).skipped).toEqual({});
+    expect(deriveIndicators(ev({ ticket: { exitCode: 0 }, testRuns: [{ command: 'npm test', exitCode: 1 }] })).skipped).toEqual({});
   });
 
   it('a model that claims done without work meets nothing', () => {
-    const state = deriveIndicators(ev({ toolCalls: 0 }));
+    const state = deriveIndicators(ev({ toolCalls: 0, checks: [check(1)] }));
     expect(countMet(state.values)).toEqual({ met: 0, total: 5 });
   });
 });

@@ -89,7 +89,8 @@ describe('renderStatusBlock', () => {
     });
     const lines = text.split('\n');
     expect(lines).toContain('  [ ] Code changes committed (skipped - unknown: not a git repository)');
-    expect(lines).toContain('  Heuristics: 0/4 (need 2+)');
+    // Four indicators apply: the gate needs one (requiredHeuristics).
+    expect(lines).toContain('  Heuristics: 0/4 (need 1+)');
     expect(lines).toContain('  EXIT_SIGNAL: true');
     expect(lines).toContain('Previous Hash: none');
     expect(lines).toContain('Progress: 10%');

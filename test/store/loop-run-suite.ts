@@ -205,6 +205,18 @@ export function defineLoopRunSuite(backend: SuiteBackend): void {
     expect(await s().loopRuns.commitIteration(run.id, iteration(2), {})).toMatchObject({ iteration: 2 });
   });
 
+  it('settleIteration replaces a committed iteration\'s pending decision and updates the run together', async () => {
+    const run = await s().loopRuns.create(await newRun(s()));
+    await s().loopRuns.commitIteration(run.id, iteration(1, { decision: { pending: { final_text: 'x' } } }), { reason: 'awaiting_decision' });
+    const after = await s().loopRuns.settleIteration(run.id, 1, { approval: { decision: 'continue' } }, { reason: null, hashHistory: ['9ea082'] });
+    expect(after).toMatchObject({ iteration: 1, reason: null, hashHistory: ['9ea082'] });
+    expect((await s().loopRuns.listIterations(run.id))[0]?.decision).toEqual({ approval: { decision: 'continue' } });
+    // An iteration that is not stored: nothing changes.
+    await expect(s().loopRuns.settleIteration(run.id, 2, {}, { reason: 'x' })).rejects.toMatchObject({ code: 'iteration_not_found' });
+    expect((await s().loopRuns.get(run.id))?.reason).toBeNull();
+    await expect(s().loopRuns.settleIteration('run_missing', 1, {}, {})).rejects.toMatchObject({ code: 'run_not_found' });
+  });
+
   it('removing a loop session deletes its runs and their iterations', async () => {
     const input = await newRun(s());
     const run = await s().loopRuns.create(input);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { progressColumns, spinnerAllowed } from '../../src/cli/spinner.js';
+import { progressColumns, spinnerAllowed, withElapsed } from '../../src/cli/spinner.js';
 import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url));
@@ -100,7 +100,33 @@ describe('progressColumns', () => {
   });
 });
 
+describe('withElapsed: the seconds spent on the current activity', () => {
+  it.each<[string, number, string]>([
+    ['thinking…', 400, 'thinking…'],
+    ['thinking…', 1000, 'thinking… 1 s'],
+    ['iteration 2/5 · waiting for the model…', 125_400, 'iteration 2/5 · waiting for the model… 125 s'],
+    // A heartbeat's own count is replaced by the live one, not doubled.
+    ['waiting for the model… 15 s', 16_200, 'waiting for the model… 16 s'],
+  ])('%s after %d ms → %s', (text, ms, want) => {
+    expect(withElapsed(text, ms)).toBe(want);
+  });
+});
+
 describe.skipIf(!hasScript)('in a pseudo-terminal', () => {
+  it('shows how long the model has been prefilling, second by second', async () => {
+    // Held until the spinner shows a count that only the live timer gives (heartbeats say 15 s).
+    const release = fake.holdChats();
+    const { code, screen } = await runInPty({
+      columns: 100,
+      onScreen: (text) => {
+        if (/(thinking…|waiting for the model…) [1-9] s/.test(text)) release();
+      },
+    });
+    expect(code).toBe(0);
+    expect(screen).toMatch(/waiting for the model… [1-9] s/);
+    expect(screen).toContain('All good.');
+  }, PTY_RUN_GUARD_MS + 30_000);
+
   it('shows progress on the terminal, then the answer, and exits 0', async () => {
     // The model answers only once the spinner is on the screen (ora loads in the background; on a
     // busy machine that can take longer than any fixed delay). A spinner that never shows is a hang.

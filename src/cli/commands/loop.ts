@@ -209,6 +209,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       const now = Date.now();
       const plan = planResume(run, {
         extend: args.extend ?? 0,
+        ...(args.clarify !== undefined ? { clarify: args.clarify } : {}),
         ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
         ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
         now,
@@ -233,7 +234,6 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
         decisions,
         owner: currentOwner(now),
-        // --clarify: the loop runner gives it to the model with the next iteration (src/loop).
         resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
       };
     } else {
@@ -302,6 +302,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     const status = STATUS[outcome.status];
     const errors = outcome.message === null ? [] : [outcome.message];
     if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
+    if (outcome.status === 'aborted' && outcome.reason !== 'user_aborted') errors.push(`continue it with a clarification: navi loop --resume ${outcome.runId} --clarify "what the model missed"`);
     await output.result({
       status,
       reason: outcome.reason,
