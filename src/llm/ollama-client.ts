@@ -7,7 +7,7 @@ import type { ChatResponse, Config, Ollama } from 'ollama';
 import { InvalidInputError, LlmUnavailableError } from '../errors.js';
 import { isRecord } from '../util/guards.js';
 import { createGuardedFetch, newWireState, type BodyParts, type WireState } from './guarded-fetch.js';
-import { toLlmError } from './ollama-errors.js';
+import { STREAM_ENDED_WITHOUT_DONE, toLlmError } from './ollama-errors.js';
 import { toChatChunks } from './ollama-mapping.js';
 import { ChatBodies, plainChatBody } from './request-body.js';
 import { RequestGuard } from './request-guard.js';
@@ -105,7 +105,7 @@ class OllamaAdapter implements LlmClient {
         if (next.done === true) {
           // The client throws before this on a stream without `done`; kept for safety.
           wire.bodyEnded = true;
-          throw fail(new Error('stream ended without done'));
+          throw fail(new Error(STREAM_ENDED_WITHOUT_DONE));
         }
         for (const chunk of toChatChunks(next.value, req.model)) {
           yield chunk;

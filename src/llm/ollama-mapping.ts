@@ -20,6 +20,10 @@ export function toOllamaRequest(req: ChatRequest): OllamaChatRequest {
   }
   if (req.keepAlive !== undefined) body.keep_alive = req.keepAlive;
   if (req.format !== undefined) body.format = req.format;
+  // Ollama's default (true) drops the oldest messages — the task first — with only a debug log
+  // when the prompt outgrows the runner's context (server/prompt.go 35-78); refused instead, the
+  // prompt comes back as a 400 navi can act on (ContextOverflowError).
+  body.truncate = false;
   return body;
 }
 
