@@ -49,7 +49,8 @@ const OUTAGE_TEXTS: readonly RegExp[] = [
   /unexpected server status/i,
   /server not responding/i,
   /out of memory|cudaMalloc failed|unable to allocate|failed to allocate|insufficient memory|requires more (?:system|gpu) memory/i,
-  /connection refused|connection reset|broken pipe|forcibly closed|unexpected EOF|: EOF$|^EOF$/i,
+  // Not "unexpected EOF" alone: encoding/xml reports a call cut short with it (qwen3coder.go).
+  /connection refused|connection reset|broken pipe|forcibly closed|: EOF$|^EOF$/i,
   /context deadline exceeded/i,
   /server busy|maximum pending requests/i,
   /error loading model|failed to load model|unable to load model/i,
