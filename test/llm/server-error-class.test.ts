@@ -8,7 +8,7 @@ import { InvalidInputError, LlmUnavailableError, ModelOutputError } from '../../
 import { ContextOverflowError, isTransientOutage } from '../../src/llm/ollama-errors.js';
 import { classifyServerError, overflowSizes, readableServerText, type ServerErrorClass } from '../../src/llm/server-error-class.js';
 import { startFakeOllama, type FakeOllama, type FakeTurn } from '../support/fake-ollama.js';
-import { chatRequest, clientFor, MODEL, rejectionOf } from './llm-test-helpers.js';
+import { chatRequest, clientFor, MODEL } from './llm-test-helpers.js';
 
 const LLAMA_OVERFLOW =
   '{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}';
