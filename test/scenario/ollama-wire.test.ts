@@ -47,7 +47,8 @@ forEachBackend((backend) => {
         expect(run.code, describeRun(run)).toBe(0);
         const events = expectValidStream(run);
         const warnings = eventsOf(events, 'warning');
-        expect(warnings).toEqual([expect.objectContaining({ code: 'malformed_tool_call', message: expect.stringMatching(m.text) })]);
+        expect(warnings.map((w) => w.code)).toEqual(['malformed_tool_call']);
+        expect(String(warnings[0]?.message)).toMatch(m.text);
         expect(String(warnings[0]?.message)).toContain('asking again (retry 1 of 2)');
         expect(resultOf(run)).toMatchObject({ status: 'success', exit_code: 0, result: 'All done.' });
         expect(s.chats()).toHaveLength(2);
@@ -64,9 +65,9 @@ forEachBackend((backend) => {
       const run = await s.navi(['run', '-o', 'stream-json', 'say it once']);
       expect(run.code, describeRun(run)).toBe(0);
       const events = expectValidStream(run);
-      expect(eventsOf(events, 'warning')).toEqual([
-        expect.objectContaining({ code: 'reply_cut_off', message: expect.stringMatching(/without finishing it .*asking again/) }),
-      ]);
+      const warnings = eventsOf(events, 'warning');
+      expect(warnings.map((w) => w.code)).toEqual(['reply_cut_off']);
+      expect(String(warnings[0]?.message)).toMatch(/without finishing it .*asking again/);
       expect(resultOf(run)).toMatchObject({ status: 'success', result: 'Answer, once.' });
       expect(JSON.stringify(requestMessages(s.chats()[1]))).toContain('kept repeating');
     }, SCENARIO_TIMEOUT_MS);
