@@ -72,6 +72,11 @@ export interface TurnOptions {
   shell: ShellPolicy;
   redact: (text: string) => string;
   heartbeatMs?: number;
+  /**
+   * Milliseconds a model call waits out a transient Ollama outage before exit 75
+   * (`llm.outage_retry`; `callModelPatiently` in model-call.ts). Absent or 0: not at all.
+   */
+  outageRetryMs?: number;
   kind?: SessionKind;
   parentSessionId?: string | null;
   subagent?: SubagentTurn;

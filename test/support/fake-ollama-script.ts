@@ -104,6 +104,13 @@ export interface FakeTurn {
   stall_after_chunks?: number;
   /** Destroy the socket after N lines. */
   drop_after_chunks?: number;
+  /**
+   * Ollama restarts (an auto-update at 3 am, `systemctl restart ollama`): after this turn's
+   * lines (with `drop_after_chunks`: cut mid-reply) every connection is closed and nothing
+   * listens for this many milliseconds (connections are refused), then the server answers again
+   * on the same port with nothing loaded (/api/ps empty). The script goes on where it was.
+   */
+  restart_ms?: number;
   /** Send `{"error": error_line}` after the first `error_after_chunks` lines and end. */
   error_line?: string;
   /** Lines sent before `error_line` or the garbage; default 1. */

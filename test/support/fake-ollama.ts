@@ -113,6 +113,9 @@ class FakeOllamaServer implements FakeOllama {
   private readonly onRequest: ((request: RecordedRequest) => void) | undefined;
   /** Set by `holdChats`: chat answers wait for it. */
   private held: Promise<void> | undefined;
+  /** A restart in progress (`restart_ms`); `close()` waits for it. */
+  private restarting: Promise<void> | undefined;
+  private closing = false;
   /** Models chats have loaded, by name, for `/api/ps` (fake-ollama-context.ts). */
   private readonly loaded = new Map<string, LoadedModel>();
 
@@ -176,7 +179,24 @@ class FakeOllamaServer implements FakeOllama {
     };
   }
 
+  /** Stops listening and drops every connection, then listens again on the same port after `ms`. */
+  private restart(ms: number): void {
+    const port = (this.server.address() as AddressInfo).port;
+    this.loaded.clear();
+    this.restarting = new Promise<void>((resolve) => {
+      this.server.close(() => {
+        setTimeout(() => {
+          if (this.closing) return resolve();
+          this.server.listen(port, '127.0.0.1', () => resolve());
+        }, ms);
+      });
+    });
+    for (const socket of this.sockets) socket.destroy();
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
+    await this.restarting;
     for (const socket of this.sockets) socket.destroy();
     await Promise.all([...this.openResponses, new Promise<void>((resolve) => this.server.close(() => resolve()))]);
   }
@@ -333,6 +353,7 @@ class FakeOllamaServer implements FakeOllama {
       if (mismatch !== undefined) this.mismatches.push(`turn ${index}: ${mismatch}`);
     }
     await playTurn(res, turn, body, model, fit.promptTokens, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
+    if (turn.restart_ms !== undefined) this.restart(turn.restart_ms);
   }
 
   private checkTools(index: number, turn: FakeTurn, body: Record<string, unknown>): void {
