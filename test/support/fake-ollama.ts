@@ -569,6 +569,8 @@ async function pause(ms: number | undefined, signal: AbortSignal): Promise<boole
 function defaultErrorMessage(status: number, model: string): string {
   if (status === 404) return `model '${model}' not found`;
   if (status === 400) return `"${model}" does not support thinking`;
+  // server/sched.go 88 ErrMaxQueue, answered 503 (server/routes.go 3113 handleScheduleError).
+  if (status === 503) return 'server busy, please try again.  maximum pending requests exceeded';
   return 'llama runner process has terminated: exit status 2';
 }
 
