@@ -204,7 +204,14 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
     checks.push(ollama);
     if (ollama.version !== undefined) {
       checks.push(await check('model', async () => modelCheck(await llm.showModel(config.llm.model, AbortSignal.timeout(10_000)), config.llm)));
-      checks.push(await check('runner', async () => runnerCheck((await llm.runningModels?.(AbortSignal.timeout(10_000))) ?? [], config.llm, Date.now())));
+      checks.push(
+        await check('runner', async () => {
+          // Informative only: a server or proxy that does not answer /api/ps fails nothing.
+          const running = await (llm.runningModels?.(AbortSignal.timeout(10_000)) ?? Promise.resolve([])).catch((err: unknown) => err);
+          if (!Array.isArray(running)) return { detail: 'unknown', warnings: [`cannot read what Ollama has loaded (/api/ps): ${describeError(running)}`] };
+          return runnerCheck(running as RunningModel[], config.llm, Date.now());
+        }),
+      );
     } else {
       checks.push({ name: 'model', ok: false, detail: 'skipped: Ollama is not reachable' });
     }
