@@ -70,6 +70,11 @@ export interface RunSettings {
   redact: (text: string) => string;
   heartbeatMs?: number;
   /**
+   * Milliseconds a model call waits out a transient Ollama outage before exit 75
+   * (`llm.outage_retry`; `callModelPatiently` in model-call.ts). Absent or 0: not at all.
+   */
+  outageRetryMs?: number;
+  /**
    * Appended to the profile's prompt inside the one system message, the same bytes for the whole
    * run: project instructions (AGENTS.md…) and `--append-system-prompt`. Sub-agents get it too.
    */
@@ -90,6 +95,7 @@ const RUN_SETTING_KEYS = [
   'shell',
   'redact',
   'heartbeatMs',
+  'outageRetryMs',
   'systemAppendix',
 ] as const satisfies ReadonlyArray<keyof RunSettings>;
 // A RunSettings field missing from the list above is a type error here.

@@ -8,7 +8,9 @@
  * mistakes are outcomes, because asking again often does (SPEC §13): a tool call Ollama could
  * not parse, or a reply with neither text nor a call.
  */
-import { isAbortError, ModelOutputError } from '../errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isAbortError, LlmUnavailableError, ModelOutputError } from '../errors.js';
+import { isTransientOutage } from '../llm/ollama-errors.js';
 import type { ChatMessage, ChatRequest, ChatUsage, LlmClient, ToolCallRequest } from '../llm/types.js';
 import { fillPrompt, loadPrompt } from '../prompts.js';
 import type { AgentEvent } from './events.js';
@@ -26,8 +28,12 @@ export interface ModelReply {
   doneReason: string;
 }
 
-/** The model's mistakes that a second try can fix. */
-export type ModelMistake = 'malformed_tool_call' | 'empty_reply';
+/**
+ * The model's mistakes that a second try can fix: a tool call (or other output) Ollama's parser
+ * could not read, a reply with neither text nor a call, and a reply the server cut off because
+ * the model repeated itself (a 200 body that ends without `done`; ollama-errors.ts).
+ */
+export type ModelMistake = 'malformed_tool_call' | 'empty_reply' | 'reply_cut_off';
 
 export type ModelCallOutcome =
   | { kind: 'reply'; reply: ModelReply }
@@ -104,7 +110,8 @@ export async function* callModel(input: ModelCallInput): AsyncGenerator<AgentEve
     if (isAbortError(err) || request.signal.aborted) return { kind: 'interrupted', reply };
     if (err instanceof ModelOutputError) {
       yield* closeBlock();
-      return { kind: 'mistake', mistake: 'malformed_tool_call', detail: err.message, reply };
+      const mistake = err.code === 'reply_cut_off' ? 'reply_cut_off' : 'malformed_tool_call';
+      return { kind: 'mistake', mistake, detail: err.message, reply };
     }
     throw err;
   } finally {
@@ -122,6 +129,69 @@ export async function* callModel(input: ModelCallInput): AsyncGenerator<AgentEve
     };
   }
   return { kind: 'reply', reply };
+}
+
+/** First wait after a transient outage; doubled each time up to OUTAGE_MAX_DELAY_MS. */
+export const OUTAGE_FIRST_DELAY_MS = 1_000;
+/** Longest single wait: a restarted Ollama is noticed within this. */
+export const OUTAGE_MAX_DELAY_MS = 30_000;
+
+/** The wait before attempt `attempt + 1` (0-based): 1 s, 2 s, 4 s, … 30 s. */
+export function outageDelayMs(attempt: number): number {
+  return Math.min(OUTAGE_MAX_DELAY_MS, OUTAGE_FIRST_DELAY_MS * 2 ** Math.min(attempt, 20));
+}
+
+export interface PatientModelCallInput extends ModelCallInput {
+  /**
+   * How long transient outages may be waited out, in all, before the error is the caller's
+   * (`llm.outage_retry`; 0: not at all, the call behaves as `callModel`).
+   */
+  outageRetryMs: number;
+}
+
+/**
+ * `callModel`, but a transient outage (ollama-errors.ts TRANSIENT_OUTAGE_CODES: 503 "server
+ * busy", a connection refused or dropped mid-reply while Ollama restarts, a runner that crashed
+ * and reloads on the next request) is waited out with backoff — a `warning` `ollama_outage`
+ * each time, heartbeats while waiting — until `outageRetryMs` has passed; then the outage is
+ * thrown as before (exit 75). The call is asked again from the start: a reply cut by the outage
+ * was streamed but never acted on. Anything else (a refused request, a model mistake, a timeout
+ * the user set) passes through at once.
+ */
+export async function* callModelPatiently(input: PatientModelCallInput): AsyncGenerator<AgentEvent, ModelCallOutcome> {
+  const started = input.now();
+  const { signal } = input.request;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return yield* callModel(input);
+    } catch (err) {
+      if (!isTransientOutage(err) || signal.aborted) throw err;
+      const waited = input.now() - started;
+      const delay = outageDelayMs(attempt);
+      if (waited + delay > input.outageRetryMs) {
+        if (attempt === 0) throw err;
+        throw new LlmUnavailableError(err.code, `${err.message} (still failing after ${Math.round(waited / 1000)} s of llm.outage_retry)`, { cause: err });
+      }
+      const left = Math.round((input.outageRetryMs - waited) / 1000);
+      yield {
+        type: 'warning',
+        code: 'ollama_outage',
+        message: `${err.message}; asking again in ${delay / 1000} s (llm.outage_retry: ${left} s left)`,
+        iteration: input.iteration,
+      };
+      try {
+        yield* waitWithHeartbeat(sleep(delay, undefined, { signal }), {
+          channel: input.channel,
+          intervalMs: input.heartbeatMs,
+          waitingFor: 'model',
+          now: input.now,
+        });
+      } catch (waitErr) {
+        if (isAbortError(waitErr) || signal.aborted) return { kind: 'interrupted', reply: { content: '', thinking: '', calls: [], doneReason: 'stop' } };
+        throw waitErr;
+      }
+    }
+  }
 }
 
 /**
@@ -153,15 +223,25 @@ export function usageOf(reply: ModelReply): { usage?: ChatUsage } {
 
 /** The note a retry carries after the model's mistake (prompts/agent/retry-*.md). */
 export function correctionNote(mistake: ModelMistake, detail: string): string {
-  return mistake === 'malformed_tool_call'
-    ? fillPrompt(loadPrompt('agent/retry-malformed-call.md'), { detail })
-    : loadPrompt('agent/retry-empty-reply.md');
+  switch (mistake) {
+    case 'malformed_tool_call':
+      return fillPrompt(loadPrompt('agent/retry-malformed-call.md'), { detail });
+    case 'reply_cut_off':
+      return loadPrompt('agent/retry-cut-off.md');
+    case 'empty_reply':
+      return loadPrompt('agent/retry-empty-reply.md');
+  }
 }
 
 export function giveUpAdvice(mistake: ModelMistake): string {
-  return mistake === 'malformed_tool_call'
-    ? 'a larger model, a lower temperature, or a task that writes smaller files may help'
-    : 'try again, or a larger model';
+  switch (mistake) {
+    case 'malformed_tool_call':
+      return 'a larger model, a lower temperature, or a task that writes smaller files may help';
+    case 'reply_cut_off':
+      return 'the model keeps looping: a larger model, or a repeat_penalty in the Modelfile, may help';
+    case 'empty_reply':
+      return 'try again, or a larger model';
+  }
 }
 
 /** `done_reason: "length"`: the model hit its output limit (num_predict, or the window). */

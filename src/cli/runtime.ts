@@ -7,6 +7,7 @@
 import { Agent, unknownProfileTools, type TurnOptions } from '../agent/agent.js';
 import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } from '../errors.js';
 import type { NaviConfig } from '../config/schema.js';
+import { outageRetryMs } from '../config/outage-retry.js';
 import { createOllamaClient } from '../llm/ollama-client.js';
 import type { LlmClientOptions } from '../llm/types.js';
 import { normalizePrompt } from '../profiles/load.js';
@@ -198,10 +199,14 @@ export function resolveProfile(rt: Runtime, id: string): Profile {
   return replaced;
 }
 
-/** Turn options shared by every turn of this invocation. */
-export function turnBase(rt: Runtime, signal: AbortSignal): Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId'> {
+/**
+ * Turn options shared by every turn of this invocation. `loop`: a loop run, which waits out a
+ * transient Ollama outage by default (`llm.outage_retry`).
+ */
+export function turnBase(rt: Runtime, signal: AbortSignal, mode: { loop?: boolean } = {}): Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId'> {
   const { config, env } = rt;
   const heartbeat = Number(env.NAVI_HEARTBEAT_MS);
+  const outageRetry = outageRetryMs(config.llm.outage_retry, mode.loop === true);
   return {
     model: config.llm.model,
     cwd: rt.cwd,
@@ -222,6 +227,7 @@ export function turnBase(rt: Runtime, signal: AbortSignal): Omit<TurnOptions, 's
     redact: createRedactor(rt.mcp === null ? env : { ...env, ...mcpSecretEnv(config, env) }),
     ...(rt.systemAppendix.length > 0 ? { systemAppendix: rt.systemAppendix } : {}),
     ...(Number.isFinite(heartbeat) && heartbeat > 0 ? { heartbeatMs: heartbeat } : {}),
+    ...(outageRetry > 0 ? { outageRetryMs: outageRetry } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { DEFAULT_MODEL, DEFAULT_OLLAMA_HOST, DEFAULT_PROFILE_ID, DEFAULT_SHELL_DENY } from './defaults.js';
 import { DURATION_HINT, durationProblem } from './duration.js';
 import { THINK_LEVELS } from '../think.js';
+import { outageRetryProblem } from './outage-retry.js';
 import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, text, textList } from './fields.js';
 import { normalizeOllamaHost } from './host.js';
 import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
@@ -100,6 +101,17 @@ export const LlmSchema = z.strictObject({
   chunk_timeout_s: positiveNumber('seconds').default(60),
   /** Longest one model call may take, start to finish (0: no limit); bounds a server that answers but never finishes. */
   call_timeout_s: numberBetween(0, 31_536_000).default(3600),
+  /**
+   * How long a model call waits out a transient outage (busy, restarting, runner reloading)
+   * before exit 75; "0": not at all. Unset: 5m in loop mode, 0 for a one-shot (outage-retry.ts).
+   */
+  outage_retry: z
+    .union([z.string(), z.number()], { error: 'must be a duration such as 90s, 5m or 1h, or 0 for none' })
+    .superRefine((value, ctx) => {
+      const problem = outageRetryProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
 });
 
 /** The db block. Neither set → embedded PGlite in the default data directory. */

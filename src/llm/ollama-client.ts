@@ -8,7 +8,7 @@
 import { InvalidInputError, LlmUnavailableError } from '../errors.js';
 import { isRecord } from '../util/guards.js';
 import { newWireState, requestJson, requestStream, type BodyParts, type HttpCall, type WireState } from './guarded-fetch.js';
-import { toLlmError } from './ollama-errors.js';
+import { STREAM_ENDED_WITHOUT_DONE, toLlmError } from './ollama-errors.js';
 import { toChatChunks } from './ollama-mapping.js';
 import { ChatBodies, plainChatBody } from './request-body.js';
 import { RequestGuard } from './request-guard.js';
@@ -20,6 +20,7 @@ import type {
   LlmClient,
   LlmClientOptions,
   ModelDetails,
+  RunningModel,
   ToolCallRequest,
 } from './types.js';
 
@@ -103,7 +104,7 @@ class OllamaAdapter implements LlmClient {
         if (next.done === true) {
           // The body ended cleanly before a `done` line.
           wire.bodyEnded = true;
-          throw fail(new Error('stream ended without done'));
+          throw fail(new Error(STREAM_ENDED_WITHOUT_DONE));
         }
         for (const chunk of toChatChunks(next.value, req.model)) {
           yield chunk;
@@ -195,6 +196,11 @@ class OllamaAdapter implements LlmClient {
     return names;
   }
 
+  async runningModels(signal?: AbortSignal): Promise<RunningModel[]> {
+    const raw = await this.metadata('GET', '/api/ps', undefined, signal);
+    return parseRunningModels(raw);
+  }
+
   async version(signal?: AbortSignal): Promise<string> {
     const raw = await this.metadata('GET', '/api/version', undefined, signal);
     const version: unknown = isRecord(raw) ? raw.version : undefined;
@@ -238,6 +244,25 @@ class OllamaAdapter implements LlmClient {
     url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
     return { url, method, headers: requestHeaders(url), ...(body !== undefined && { body }) };
   }
+}
+
+/** `/api/ps`'s answer (api/types.go ProcessResponse); entries or fields of the wrong type are skipped. */
+export function parseRunningModels(raw: unknown): RunningModel[] {
+  const models: unknown = isRecord(raw) ? raw.models : undefined;
+  if (!Array.isArray(models)) return [];
+  const out: RunningModel[] = [];
+  for (const m of models as unknown[]) {
+    if (!isRecord(m)) continue;
+    const name = typeof m.name === 'string' ? m.name : m.model;
+    if (typeof name !== 'string') continue;
+    const entry: RunningModel = { name };
+    if (typeof m.context_length === 'number' && m.context_length > 0) entry.contextLength = m.context_length;
+    if (typeof m.size === 'number') entry.size = m.size;
+    if (typeof m.size_vram === 'number') entry.sizeVram = m.size_vram;
+    if (typeof m.expires_at === 'string') entry.expiresAt = m.expires_at;
+    out.push(entry);
+  }
+  return out;
 }
 
 /**

@@ -34,7 +34,7 @@ export interface WireChatRequest {
 }
 
 /** The streaming request body, exactly what goes over the wire (minus `stream`). */
-export function toOllamaRequest(req: ChatRequest): WireChatRequest {
+export function toOllamaRequest(req: ChatRequest): WireChatRequest & { truncate: false } {
   // num_ctx always: Ollama's default window is small and silently truncates tool schemas.
   const options: WireChatRequest['options'] = { num_ctx: req.numCtx };
   if (req.numPredict !== undefined) options.num_predict = req.numPredict;
@@ -50,7 +50,10 @@ export function toOllamaRequest(req: ChatRequest): WireChatRequest {
   }
   if (req.keepAlive !== undefined) body.keep_alive = req.keepAlive;
   if (req.format !== undefined) body.format = req.format;
-  return body;
+  // Ollama's default (true) drops the oldest messages — the task first — with only a debug log
+  // when the prompt outgrows the runner's context (server/prompt.go 35-78); refused instead, the
+  // prompt comes back as a 400 navi can act on (ContextOverflowError).
+  return Object.assign(body, { truncate: false as const });
 }
 
 /**

@@ -77,7 +77,7 @@ forEachBackend((backend) => {
       {
         name: 'an {"error": …} line mid-stream',
         turn: { content: 'starting to answer', error_line: 'llama runner process has terminated', error_after_chunks: 1 },
-        reason: 'ollama_error',
+        reason: 'runner_failed',
         pattern: /llama runner process has terminated/,
       },
       {

@@ -36,6 +36,7 @@ import {
 } from './fake-ollama-script.js';
 import { constrainsAfterThinking, formatMismatch, formatOf } from './fake-ollama-format.js';
 import { rendererFor } from './render-prompt.js';
+import { expiryOf, fitPrompt, loadedContext, psEntry, type LoadedModel } from './fake-ollama-context.js';
 
 export type { FakeModel, FakeScript, FakeToolCall, FakeTurn } from './fake-ollama-script.js';
 
@@ -114,6 +115,11 @@ class FakeOllamaServer implements FakeOllama {
   private readonly onRequest: ((request: RecordedRequest) => void) | undefined;
   /** Set by `holdChats`: chat answers wait for it. */
   private held: Promise<void> | undefined;
+  /** A restart in progress (`restart_ms`); `close()` waits for it. */
+  private restarting: Promise<void> | undefined;
+  private closing = false;
+  /** Models chats have loaded, by name, for `/api/ps` (fake-ollama-context.ts). */
+  private readonly loaded = new Map<string, LoadedModel>();
 
   constructor(script: FakeScript, onRequest?: (request: RecordedRequest) => void) {
     this.script = script;
@@ -175,7 +181,24 @@ class FakeOllamaServer implements FakeOllama {
     };
   }
 
+  /** Stops listening and drops every connection, then listens again on the same port after `ms`. */
+  private restart(ms: number): void {
+    const port = (this.server.address() as AddressInfo).port;
+    this.loaded.clear();
+    this.restarting = new Promise<void>((resolve) => {
+      this.server.close(() => {
+        setTimeout(() => {
+          if (this.closing) return resolve();
+          this.server.listen(port, '127.0.0.1', () => resolve());
+        }, ms);
+      });
+    });
+    for (const socket of this.sockets) socket.destroy();
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
+    await this.restarting;
     for (const socket of this.sockets) socket.destroy();
     await Promise.all([...this.openResponses, new Promise<void>((resolve) => this.server.close(() => resolve()))]);
   }
@@ -230,6 +253,9 @@ class FakeOllamaServer implements FakeOllama {
       case 'GET /api/tags':
         sendJson(res, 200, { models: this.models().map(tagEntry) });
         return;
+      case 'GET /api/ps':
+        sendJson(res, 200, { models: this.running() });
+        return;
       case 'POST /api/show':
         this.show(record.body, res);
         return;
@@ -240,6 +266,13 @@ class FakeOllamaServer implements FakeOllama {
         res.writeHead(404, { 'Content-Type': 'text/plain' });
         res.end('404 page not found');
     }
+  }
+
+  /** server/routes.go PsHandler: loaded models, the longest time left first. */
+  private running(): Record<string, unknown>[] {
+    const now = Date.now();
+    const live = [...this.loaded.values()].filter((l) => l.expiresAt > now).sort((a, b) => b.expiresAt - a.expiresAt);
+    return live.map((l) => psEntry(l, modelDetails(architectureOf(l.model.name))));
   }
 
   private models(): FakeModel[] {
@@ -291,6 +324,19 @@ class FakeOllamaServer implements FakeOllama {
       sendJson(res, 500, { error: format.error });
       return;
     }
+    // The runner is loaded with num_ctx clamped to the model's context (fake-ollama-context.ts);
+    // a prompt larger than that is truncated, or refused with `truncate: false`, before the
+    // model runs: a refused request consumes no turn.
+    const fake = this.findModel(model) as FakeModel;
+    const context = loadedContext(fake, body);
+    const expiresAt = expiryOf(body.keep_alive, Date.now());
+    if (expiresAt === undefined) this.loaded.delete(fake.name);
+    else this.loaded.set(fake.name, { model: fake, contextLength: context, expiresAt });
+    const fit = fitPrompt(body, record.bytes, context);
+    if (fit.kind === 'overflow') {
+      sendJson(res, 400, { error: fit.error });
+      return;
+    }
     // Known difference from the real server: `messages: []` only loads the model there (one JSON
     // object with done_reason "load", or "unload" with keep_alive 0: server/routes.go ChatHandler);
     // here it plays the next turn, because tests post empty messages to drive the stream. navi
@@ -312,7 +358,8 @@ class FakeOllamaServer implements FakeOllama {
     }
     // options.num_predict bounds the reply (boundedTurn cites the server).
     const options = body.options as Record<string, unknown> | undefined;
-    await playTurn(res, boundedTurn(turn, options?.num_predict), body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
+    await playTurn(res, boundedTurn(turn, options?.num_predict), body, model, fit.promptTokens, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
+    if (turn.restart_ms !== undefined) this.restart(turn.restart_ms);
   }
 
   private checkTools(index: number, turn: FakeTurn, body: Record<string, unknown>): void {
@@ -397,7 +444,7 @@ async function playTurn(
   turn: FakeTurn,
   body: Record<string, unknown>,
   model: string,
-  requestBytes: number,
+  promptTokens: number,
   signal: AbortSignal,
   idFor: (() => string) | undefined,
 ): Promise<void> {
@@ -430,7 +477,7 @@ async function playTurn(
   if (body.stream === false) {
     const offeredTools = Array.isArray(body.tools) && body.tools.length > 0;
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
-    res.end(line({ message: wholeMessage(turn, offeredTools, idFor), ...doneFields(turn, requestBytes) }));
+    res.end(line({ message: wholeMessage(turn, offeredTools, idFor), ...doneFields(turn, promptTokens) }));
     return;
   }
 
@@ -506,7 +553,7 @@ async function playTurn(
   }
   if (turn.error_line === undefined && turn.tool_parse_error === undefined && turn.no_done !== true) {
     if (!(await silence())) return;
-    if (!(await send(line({ message: plan.done, ...doneFields(turn, requestBytes) })))) return;
+    if (!(await send(line({ message: plan.done, ...doneFields(turn, promptTokens) })))) return;
   } else if (interrupt()) {
     return;
   }
@@ -528,6 +575,8 @@ async function pause(ms: number | undefined, signal: AbortSignal): Promise<boole
 function defaultErrorMessage(status: number, model: string): string {
   if (status === 404) return `model '${model}' not found`;
   if (status === 400) return `"${model}" does not support thinking`;
+  // server/sched.go 88 ErrMaxQueue, answered 503 (server/routes.go 3113 handleScheduleError).
+  if (status === 503) return 'server busy, please try again.  maximum pending requests exceeded';
   return 'llama runner process has terminated: exit status 2';
 }
 

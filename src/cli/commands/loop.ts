@@ -270,7 +270,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     const events = runLoop(
       {
         ...opts,
-        turn: turnBase(runtime, stop.signal),
+        turn: turnBase(runtime, stop.signal, { loop: true }),
         signal: stop.signal,
         onOpen: ({ runId, sessionId }) => {
           ids.runId = runId;
