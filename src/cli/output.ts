@@ -84,6 +84,8 @@ export class Output {
    * `navi: …` line is the one line of the failure (not the same message twice).
    */
   private pendingError: string | null = null;
+  /** Text mode: the resume command the LOOP STOPPED block showed (the result need not repeat it). */
+  private shownResume: string | null = null;
 
   constructor(private readonly opts: OutputOptions) {
     this.answerOnly = answerOnly(opts.stdout);
@@ -247,7 +249,10 @@ export class Output {
     if (ev.type !== 'stream_end' && ev.type !== 'heartbeat') this.flushError();
     if (isLoopEvent(ev)) {
       if (ev.type === 'iteration_started') this.progressPrefix = `iteration ${ev.iteration ?? '?'}/${ev.max_iterations}`;
-      if (ev.type === 'loop_complete') this.progressPrefix = '';
+      if (ev.type === 'loop_complete') {
+        this.progressPrefix = '';
+        if (ev.resume_command !== undefined) this.shownResume = ev.resume_command;
+      }
       const shown = loopEventText(ev, this.loopText);
       if (shown.out !== undefined) this.block(shown.out);
       if (shown.progress !== undefined) this.activity(terminalSafe(shown.progress));
@@ -327,8 +332,10 @@ export class Output {
       if (this.pendingError !== null && !payload.errors.includes(this.pendingError)) this.flushError();
       this.pendingError = null;
       if (payload.status !== 'success') {
-        for (const e of payload.errors) this.diagnostic(`navi: ${e}`);
-        if (payload.errors.length === 0) this.diagnostic(`navi: ${payload.status} (${payload.reason})`);
+        // The block on stdout said "Resume with: …" already: one line says the run stopped.
+        const errors = payload.errors.filter((e) => !repeatsResume(e, this.shownResume));
+        for (const e of errors) this.diagnostic(`navi: ${e}`);
+        if (errors.length === 0) this.diagnostic(`navi: ${payload.status} (${payload.reason})`);
       }
     } else {
       this.writeLine({ ...this.envelope('result'), ...payload });
@@ -354,6 +361,15 @@ export class Output {
   close(): void {
     this.progress.stop();
   }
+}
+
+/**
+ * Whether an error line is the resume hint (`resume with: navi loop --resume RUN …`) of a command
+ * the LOOP STOPPED block showed already (the same command, or the block's with more flags).
+ */
+export function repeatsResume(error: string, shown: string | null): boolean {
+  const hint = /^resume with: (.+)$/i.exec(error);
+  return shown !== null && hint?.[1] !== undefined && shown.startsWith(hint[1]);
 }
 
 /**

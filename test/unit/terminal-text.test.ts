@@ -76,13 +76,13 @@ describe('jsonLine', () => {
   });
 });
 
-/** An Output in text mode writing into strings. */
+/** An Output in text mode writing into strings; stdout is a terminal (the answer streams as it comes). */
 function textOutput(): { out: Output; stdout: () => string; stderr: () => string } {
   let stdout = '';
   let stderr = '';
-  const stream = (append: (s: string) => void): NodeJS.WriteStream =>
-    ({ isTTY: false, write: (s: string, cb?: () => void) => (append(s), cb?.(), true) }) as unknown as NodeJS.WriteStream;
-  const out = new Output({ mode: 'text', quiet: false, color: false, stdout: stream((s) => (stdout += s)), stderr: stream((s) => (stderr += s)), env: {} });
+  const stream = (append: (s: string) => void, isTTY: boolean): NodeJS.WriteStream =>
+    ({ isTTY, write: (s: string, cb?: () => void) => (append(s), cb?.(), true) }) as unknown as NodeJS.WriteStream;
+  const out = new Output({ mode: 'text', quiet: false, color: false, stdout: stream((s) => (stdout += s), true), stderr: stream((s) => (stderr += s), false), env: {} });
   return { out, stdout: () => stdout, stderr: () => stderr };
 }
 
