@@ -48,12 +48,11 @@ export interface SubagentTurn {
   depth: number;
 }
 
-export interface TurnOptions {
-  sessionId: string;
-  /** Create the session (true) or continue it, loading its context (false). */
-  newSession: boolean;
-  message: string;
-  profileId: string;
+/**
+ * What every turn of one invocation shares (built once by the CLI; a sub-agent inherits it
+ * whole): the model and how it is asked, where tools run and what they may do.
+ */
+export interface RunSettings {
   /** Configured model; a profile's `model` overrides it. */
   model: string;
   cwd: string;
@@ -65,27 +64,70 @@ export interface TurnOptions {
   thinkExplicit?: boolean;
   keepAlive: string | number;
   temperature?: number;
-  /** Caps tool-loop iterations (else the profile's `max_iterations`). */
-  maxIterations?: number;
-  signal: AbortSignal;
   interactive: boolean;
   shell: ShellPolicy;
   redact: (text: string) => string;
   heartbeatMs?: number;
-  kind?: SessionKind;
-  parentSessionId?: string | null;
-  subagent?: SubagentTurn;
-  /** Registered tools offered on top of the profile's (loop mode adds `loop_signal`). */
-  extraTools?: string[];
   /**
    * Appended to the profile's prompt inside the one system message, the same bytes for the whole
    * run: project instructions (AGENTS.md…) and `--append-system-prompt`. Sub-agents get it too.
    */
   systemAppendix?: string;
+}
+
+/** Every key of `RunSettings`, so a turn's options split in one place (`splitTurnOptions`). */
+const RUN_SETTING_KEYS = [
+  'model',
+  'cwd',
+  'numCtx',
+  'numCtxExplicit',
+  'think',
+  'thinkExplicit',
+  'keepAlive',
+  'temperature',
+  'interactive',
+  'shell',
+  'redact',
+  'heartbeatMs',
+  'systemAppendix',
+] as const satisfies ReadonlyArray<keyof RunSettings>;
+// A RunSettings field missing from the list above is a type error here.
+const everySettingListed: Exclude<keyof RunSettings, (typeof RUN_SETTING_KEYS)[number]> extends never ? true : never = true;
+void everySettingListed;
+
+/** What one turn is about: its session, the message, and the limits and extras of this turn only. */
+export interface TurnInput {
+  sessionId: string;
+  /** Create the session (true) or continue it, loading its context (false). */
+  newSession: boolean;
+  message: string;
+  profileId: string;
+  /** Caps tool-loop iterations (else the profile's `max_iterations`). */
+  maxIterations?: number;
+  signal: AbortSignal;
+  kind?: SessionKind;
+  parentSessionId?: string | null;
+  subagent?: SubagentTurn;
+  /** Registered tools offered on top of the profile's (loop mode adds `loop_signal`). */
+  extraTools?: string[];
   /** `--allowed-tools` / `--disallowed-tools`: narrows the profile's tools for this run. */
   toolFilter?: ToolFilter;
   /** `--output-schema`: the final answer is asked again with Ollama's `format` and checked. */
   outputSchema?: OutputSchema;
+}
+
+/** The public shape callers pass (cli/, loop/): settings and input in one object. */
+export type TurnOptions = RunSettings & TurnInput;
+
+/** The run settings of `opts` alone (what a sub-agent inherits); the rest is the turn's input. */
+export function splitTurnOptions(opts: TurnOptions): { settings: RunSettings; input: TurnInput } {
+  const settings: Record<string, unknown> = {};
+  const input: Record<string, unknown> = { ...opts };
+  for (const key of RUN_SETTING_KEYS) {
+    if (key in opts) settings[key] = opts[key];
+    delete input[key];
+  }
+  return { settings: settings as unknown as RunSettings, input: input as unknown as TurnInput };
 }
 
 /** Which of the profile's tools a run keeps (names; `only` absent = all). */

@@ -12,18 +12,20 @@ import { NotFoundError } from '../errors.js';
 import { composeSystemPrompt } from '../profiles/load.js';
 import type { Profile } from '../profiles/types.js';
 import type { SpawnArgs, ToolResult } from '../tools/types.js';
-import type { AgentDeps, SubagentTurn, TurnOptions, TurnOutcome } from './agent-types.js';
+import { splitTurnOptions, type AgentDeps, type RunSettings, type SubagentTurn, type TurnOptions, type TurnOutcome } from './agent-types.js';
 import { ContextBuilder } from './context-builder.js';
 import type { AgentEvent } from './events.js';
-import { toolsForProfile, Turn, type TurnServices } from './turn.js';
+import { Turn } from './turn.js';
+import type { TurnServices } from './turn-host.js';
+import { toolsForProfile, TurnState } from './turn-state.js';
 import { compressTurn } from './compression/compress-turn.js';
 import { compressionSettings, NothingToCompactError, truncateForView, viewBudget, wouldCompress } from './compression/index.js';
 import { extractMemories } from './memory-extraction.js';
 import { planForTurn } from './planning/plan-for-turn.js';
 import { capTools, droppedToolsNote, type CappedTools } from './tool-ceiling.js';
 
-export type { AgentDeps, TurnOptions, TurnOutcome } from './agent-types.js';
-export { effectiveNumCtx, toolsForProfile } from './turn.js';
+export type { AgentDeps, RunSettings, TurnInput, TurnOptions, TurnOutcome } from './agent-types.js';
+export { effectiveNumCtx, toolsForProfile } from './turn-state.js';
 
 /** Tools that agent-level features provide; a profile may list them even when not registered. */
 const RESERVED_TOOLS = new Set(['loop_signal']);
@@ -59,8 +61,8 @@ export interface EphemeralOptions {
   /** Receives the sub-agent's events (the parent forwards them live). */
   onEvent?: (ev: AgentEvent) => void;
   signal: AbortSignal;
-  /** Turn settings inherited from the parent (model, cwd, shell policy…). */
-  base: Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId' | 'signal' | 'subagent' | 'maxIterations'>;
+  /** Run settings inherited from the parent (model, cwd, shell policy…). */
+  base: RunSettings;
   parentAgentPath: string[];
   depth: number;
   /** The starting agent's tools: the sub-agent gets at most these (none given: its profile's). */
@@ -107,14 +109,15 @@ export class Agent {
   async *compactStream(opts: TurnOptions): AsyncGenerator<AgentEvent, void> {
     const profile = this.deps.profiles.profiles.get(opts.profileId);
     if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${opts.profileId}'`);
-    const services: TurnServices = { ...this.services, spawn: (turn, args) => this.spawn(turn, args) };
-    const turn = new Turn(this.deps, opts, this.builder, services, profile);
+    const { settings, input } = splitTurnOptions(opts);
+    const state = new TurnState(this.deps, settings, input, this.builder, profile);
     const store = await this.deps.store;
-    turn.replaceContext(await store.context.load(opts.sessionId));
-    const info = await this.deps.llm.showModel(turn.model, opts.signal).catch(() => null);
-    turn.fitNumCtx(info?.contextLength);
-    if (!wouldCompress(turn.context, compressionSettings(profile).keepRecent)) throw new NothingToCompactError();
-    yield* compressTurn(turn, this.deps, 'manual');
+    state.replaceContext(await store.context.load(opts.sessionId));
+    const info = await this.deps.llm.showModel(state.model, opts.signal).catch(() => null);
+    state.fitNumCtx(info?.contextLength);
+    if (!wouldCompress(state.context, compressionSettings(profile).keepRecent)) throw new NothingToCompactError();
+    const change = yield* compressTurn(state, this.deps, 'manual');
+    if (change !== null) for (const ev of await state.applyCompression(change)) yield ev;
   }
 
   /** A sub-agent (seed 000 run_ephemeral): `[text, completedNormally]`. */
@@ -179,31 +182,31 @@ export class Agent {
   }
 
   /** spawn_agent: a blocking sub-agent whose events go live into the parent's stream. */
-  private async spawn(turn: Turn, args: SpawnArgs): Promise<ToolResult> {
+  private async spawn(turn: TurnState, args: SpawnArgs): Promise<ToolResult> {
     const profileId = args.profile_id ?? turn.profile.id;
     const profile = this.deps.profiles.profiles.get(profileId);
     if (!profile) {
       return { ok: false, output: `unknown profile '${profileId}'; available: ${[...this.deps.profiles.profiles.keys()].join(', ')}` };
     }
-    const depth = (turn.opts.subagent?.depth ?? 0) + 1;
+    const { subagent, signal } = turn.input;
+    const depth = (subagent?.depth ?? 0) + 1;
     if (depth > MAX_SUBAGENT_DEPTH) {
       return { ok: false, output: `sub-agents nest at most ${MAX_SUBAGENT_DEPTH} deep; do this subtask yourself` };
     }
     const { dropped } = this.subagentTools(profile, turn.toolCeiling);
     const note = droppedToolsNote(dropped);
     if (note) turn.emit({ type: 'warning', code: 'tools_dropped', message: `spawn_agent: sub-agent '${profileId}' gets no ${dropped.join(', ')} (not in the calling agent's tools)` });
-    // Not inherited: the parent's session, task and limits — and extra tools such as loop_signal
-    // (only the loop's own agent may signal the loop).
-    // Nor `--output-schema` (the run's final answer, not the sub-agent's) or the run's tool filter
+    // Inherited: the run's settings only. Not the parent's turn input: its session, task and
+    // limits, extra tools such as loop_signal (only the loop's own agent may signal the loop),
+    // `--output-schema` (the run's final answer, not the sub-agent's) or the run's tool filter
     // (the tool ceiling already carries it).
-    const { sessionId: _s, newSession: _n, message: _m, profileId: _p, signal, subagent, maxIterations: _i, extraTools: _x, outputSchema: _o, toolFilter: _f, ...base } = turn.opts;
     const out = await this.runEphemeralOutcome(args.task, profileId, {
       parentSessionId: subagent?.parentSessionId ?? turn.sessionId,
       parentAgentPath: subagent?.agentPath ?? [turn.profile.id],
       depth,
       signal,
       toolCeiling: turn.toolCeiling,
-      base: { ...base, model: turn.opts.model },
+      base: turn.settings,
       ...(args.max_iterations !== undefined ? { maxIterations: args.max_iterations } : {}),
       ...(args.exclude_tools ? { excludeTools: args.exclude_tools } : {}),
       ...(args.briefing ? { briefing: args.briefing } : {}),

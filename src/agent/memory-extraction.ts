@@ -8,7 +8,8 @@ import { fillPrompt, loadPrompt } from '../prompts.js';
 import type { AgentDeps } from './agent-types.js';
 import { renderTranscript } from './compression/render.js';
 import { refreshMemory } from './memory.js';
-import type { Turn } from './turn.js';
+import type { ChatUsage } from '../llm/types.js';
+import type { TurnState } from './turn-state.js';
 
 /** Facts per turn beyond this are noise, not memory. */
 const MAX_NEW_FACTS = 5;
@@ -32,8 +33,9 @@ export function parseFacts(text: string): string[] {
   }
 }
 
-export async function extractMemories(turn: Turn, deps: AgentDeps): Promise<void> {
-  if (!turn.profile.settings.memory_extraction_enabled || turn.isSubagent) return;
+/** Runs the extraction when the profile asks for it; returns the usage of its call (the driver counts it), null when none was made. */
+export async function extractMemories(turn: TurnState, deps: AgentDeps): Promise<ChatUsage | null> {
+  if (!turn.profile.settings.memory_extraction_enabled || turn.isSubagent) return null;
   const store = await turn.store();
   const user = deps.user ?? 'local';
   const known = await store.memories.list(user);
@@ -46,11 +48,15 @@ export async function extractMemories(turn: Turn, deps: AgentDeps): Promise<void
     ],
     think: false,
     numCtx: turn.numCtx,
-    keepAlive: turn.opts.keepAlive,
-    signal: turn.opts.signal,
+    keepAlive: turn.settings.keepAlive,
+    signal: turn.signal,
   });
-  turn.recordServiceCalls(1, result.usage);
   const facts = parseFacts(result.content);
-  for (const fact of facts) await store.memories.add(user, fact, 'extraction', turn.sessionId);
-  if (facts.length > 0) await refreshMemory(turn.store(), user, deps.memoryCache);
+  try {
+    for (const fact of facts) await store.memories.add(user, fact, 'extraction', turn.sessionId);
+    if (facts.length > 0) await refreshMemory(turn.store(), user, deps.memoryCache);
+  } catch {
+    // Silent (see above); the call was made, so its usage still counts.
+  }
+  return result.usage;
 }

@@ -1,60 +1,57 @@
 /**
  * Compression inside a turn (seeds 000/001): pre-turn, mid-turn and post-turn, when the
- * estimate reaches 80% of num_ctx and there is something to compress. The new context and
- * the archive of what it replaced are written in one transaction; sub-agents (context in
- * memory only) compress in memory.
+ * estimate reaches 80% of num_ctx and there is something to compress. Returns the new context
+ * and the archive of what it replaced; the driver stores both in one transaction
+ * (`TurnState.applyCompression`; sub-agents, context in memory only, compress in memory).
  */
 import type { AgentDeps } from '../agent-types.js';
 import type { AgentEvent } from '../events.js';
 import { charsToTokens } from '../tokens.js';
-import type { Turn } from '../turn.js';
+import type { CompressionChange, TurnState } from '../turn-state.js';
 import { loadCompressionPrompt, renderCompressionPrompt } from './prompt.js';
 import { wouldCompress } from './select.js';
 import { compressContext } from './summarize.js';
 import { compressionBudget, compressionSettings, shouldCompress } from './thresholds.js';
 
-export type CompressionReason = 'preturn' | 'midturn' | 'postturn' | 'manual';
+export type CompressionReason = CompressionChange['reason'];
 
-export async function* compressTurn(turn: Turn, deps: AgentDeps, reason: CompressionReason): AsyncGenerator<AgentEvent, void> {
+/**
+ * Compresses the turn's context when due (or always, for `manual`): yields
+ * `compression_started`, then returns the change for the driver to apply
+ * (`TurnState.applyCompression`); null when nothing is due or nothing can be compressed.
+ */
+export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: CompressionReason): AsyncGenerator<AgentEvent, CompressionChange | null> {
   const settings = compressionSettings(turn.profile);
   const estimate = turn.estimate();
-  if (reason !== 'manual' && !shouldCompress(estimate, turn.numCtx)) return;
-  if (!wouldCompress(turn.context, settings.keepRecent)) return;
+  if (reason !== 'manual' && !shouldCompress(estimate, turn.numCtx)) return null;
+  if (!wouldCompress(turn.context, settings.keepRecent)) return null;
   yield { type: 'compression_started', reason, estimated_tokens: estimate };
   const overhead = charsToTokens(turn.fixedRequestChars());
   const template = await loadCompressionPrompt(settings.promptFile);
-  const before = turn.context.length;
   const result = await compressContext({
     llm: deps.llm,
     model: turn.model,
     numCtx: turn.numCtx,
-    signal: turn.opts.signal,
+    signal: turn.signal,
     context: turn.context,
     keepRecent: settings.keepRecent,
     maxSummaryTokens: settings.maxSummaryTokens,
     promptText: renderCompressionPrompt(template, settings.maxSummaryTokens),
     budgetTokens: compressionBudget(turn.numCtx, overhead),
   });
-  if (!turn.isSubagent) {
-    // Queued behind earlier appends, so the replace sees every message written so far.
-    turn.writer.enqueue((s) =>
-      s.archives.compactContext(turn.sessionId, result.context, {
-        reason,
-        summary: result.summary,
-        messages: result.replaced,
-        tokensBefore: result.tokensBefore,
-        tokensAfter: result.tokensAfter,
-      }),
-    );
-    await turn.writer.flush();
-  }
-  turn.replaceContext(result.context);
-  yield { type: 'context_compressed', messages_before: before, messages_after: result.context.length, estimated_tokens_after: turn.estimate() };
+  const events: AgentEvent[] = [];
   if (result.method === 'hard_truncation') {
-    yield {
+    events.push({
       type: 'warning',
       code: 'compression_fallback',
       message: `the model could not summarise the conversation (${result.lastError ?? 'no summary'}); older messages were truncated instead`,
-    };
+    });
   }
+  return {
+    reason,
+    context: result.context,
+    archive: { summary: result.summary, messages: result.replaced, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter },
+    messagesBefore: turn.context.length,
+    events,
+  };
 }

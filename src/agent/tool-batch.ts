@@ -1,0 +1,52 @@
+/**
+ * The tool step of a turn: runs the calls of one assistant message in order, each result
+ * appended to the context and stored as it comes, with `tool_started` / `tool_call` events and
+ * heartbeats while a tool is silent. A stop lets the running tool end and marks the rest not run.
+ */
+import type { ChatMessage } from '../llm/types.js';
+import type { ToolResult } from '../tools/types.js';
+import { isAbortError } from '../errors.js';
+import type { AgentEvent } from './events.js';
+import { capArgsForEvent, capForEvent } from './event-caps.js';
+import { callId } from './model-call.js';
+import type { TurnState } from './turn-state.js';
+import { waitWithHeartbeat } from './wait-with-heartbeat.js';
+
+export async function* runToolBatch(state: TurnState, assistant: ChatMessage, iteration: number): AsyncGenerator<AgentEvent, void> {
+  const { tools } = state.deps;
+  for (const [index, call] of (assistant.tool_calls ?? []).entries()) {
+    const id = callId(iteration, index, call);
+    const shownArgs = capArgsForEvent(call.arguments);
+    yield { type: 'tool_started', call_id: id, name: call.name, arguments: shownArgs, iteration };
+    const started = state.now();
+    let result: ToolResult;
+    if (state.signal.aborted) {
+      result = { ok: false, output: 'not run: navi was interrupted' };
+    } else {
+      try {
+        result = yield* waitWithHeartbeat(tools.execute(call.name, call.arguments, state.toolCtx, state.allowed), {
+          channel: state.channel,
+          intervalMs: state.heartbeatMs,
+          waitingFor: 'tool',
+          now: state.now,
+        });
+      } catch (err) {
+        if (!isAbortError(err)) throw err;
+        result = { ok: false, output: 'interrupted: navi was stopped while this tool ran' };
+      }
+    }
+    const toolMessage: ChatMessage = { role: 'tool', content: result.output, tool_name: call.name };
+    state.addToContext(toolMessage);
+    state.persist(toolMessage);
+    yield {
+      type: 'tool_call',
+      call_id: id,
+      name: call.name,
+      arguments: shownArgs,
+      ok: result.ok,
+      duration_ms: Math.max(0, state.now() - started),
+      ...capForEvent(result.output),
+      iteration,
+    };
+  }
+}
