@@ -26,8 +26,12 @@ export interface ModelReply {
   doneReason: string;
 }
 
-/** The model's mistakes that a second try can fix. */
-export type ModelMistake = 'malformed_tool_call' | 'empty_reply';
+/**
+ * The model's mistakes that a second try can fix: a tool call (or other output) Ollama's parser
+ * could not read, a reply with neither text nor a call, and a reply the server cut off because
+ * the model repeated itself (a 200 body that ends without `done`; ollama-errors.ts).
+ */
+export type ModelMistake = 'malformed_tool_call' | 'empty_reply' | 'reply_cut_off';
 
 export type ModelCallOutcome =
   | { kind: 'reply'; reply: ModelReply }
@@ -104,7 +108,8 @@ export async function* callModel(input: ModelCallInput): AsyncGenerator<AgentEve
     if (isAbortError(err) || request.signal.aborted) return { kind: 'interrupted', reply };
     if (err instanceof ModelOutputError) {
       yield* closeBlock();
-      return { kind: 'mistake', mistake: 'malformed_tool_call', detail: err.message, reply };
+      const mistake = err.code === 'reply_cut_off' ? 'reply_cut_off' : 'malformed_tool_call';
+      return { kind: 'mistake', mistake, detail: err.message, reply };
     }
     throw err;
   } finally {
@@ -153,15 +158,25 @@ export function usageOf(reply: ModelReply): { usage?: ChatUsage } {
 
 /** The note a retry carries after the model's mistake (prompts/agent/retry-*.md). */
 export function correctionNote(mistake: ModelMistake, detail: string): string {
-  return mistake === 'malformed_tool_call'
-    ? fillPrompt(loadPrompt('agent/retry-malformed-call.md'), { detail })
-    : loadPrompt('agent/retry-empty-reply.md');
+  switch (mistake) {
+    case 'malformed_tool_call':
+      return fillPrompt(loadPrompt('agent/retry-malformed-call.md'), { detail });
+    case 'reply_cut_off':
+      return loadPrompt('agent/retry-cut-off.md');
+    case 'empty_reply':
+      return loadPrompt('agent/retry-empty-reply.md');
+  }
 }
 
 export function giveUpAdvice(mistake: ModelMistake): string {
-  return mistake === 'malformed_tool_call'
-    ? 'a larger model, a lower temperature, or a task that writes smaller files may help'
-    : 'try again, or a larger model';
+  switch (mistake) {
+    case 'malformed_tool_call':
+      return 'a larger model, a lower temperature, or a task that writes smaller files may help';
+    case 'reply_cut_off':
+      return 'the model keeps looping: a larger model, or a repeat_penalty in the Modelfile, may help';
+    case 'empty_reply':
+      return 'try again, or a larger model';
+  }
 }
 
 /** `done_reason: "length"`: the model hit its output limit (num_predict, or the window). */

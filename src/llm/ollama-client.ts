@@ -7,7 +7,7 @@ import type { ChatResponse, Config, Ollama } from 'ollama';
 import { InvalidInputError, LlmUnavailableError } from '../errors.js';
 import { isRecord } from '../util/guards.js';
 import { createGuardedFetch, newWireState, type BodyParts, type WireState } from './guarded-fetch.js';
-import { toLlmError } from './ollama-errors.js';
+import { STREAM_ENDED_WITHOUT_DONE, toLlmError } from './ollama-errors.js';
 import { toChatChunks } from './ollama-mapping.js';
 import { ChatBodies, plainChatBody } from './request-body.js';
 import { RequestGuard } from './request-guard.js';
@@ -19,6 +19,7 @@ import type {
   LlmClient,
   LlmClientOptions,
   ModelDetails,
+  RunningModel,
   ToolCallRequest,
 } from './types.js';
 
@@ -105,7 +106,7 @@ class OllamaAdapter implements LlmClient {
         if (next.done === true) {
           // The client throws before this on a stream without `done`; kept for safety.
           wire.bodyEnded = true;
-          throw fail(new Error('stream ended without done'));
+          throw fail(new Error(STREAM_ENDED_WITHOUT_DONE));
         }
         for (const chunk of toChatChunks(next.value, req.model)) {
           yield chunk;
@@ -192,6 +193,11 @@ class OllamaAdapter implements LlmClient {
     return names;
   }
 
+  async runningModels(signal?: AbortSignal): Promise<RunningModel[]> {
+    const raw = await this.metadata('/api/ps', undefined, signal, (o) => o.ps());
+    return parseRunningModels(raw);
+  }
+
   async version(signal?: AbortSignal): Promise<string> {
     const raw = await this.metadata('/api/version', undefined, signal, (o) => o.version());
     const version: unknown = isRecord(raw) ? raw.version : undefined;
@@ -249,6 +255,25 @@ class OllamaAdapter implements LlmClient {
       );
     }
   }
+}
+
+/** `/api/ps`'s answer (api/types.go ProcessResponse); entries or fields of the wrong type are skipped. */
+export function parseRunningModels(raw: unknown): RunningModel[] {
+  const models: unknown = isRecord(raw) ? raw.models : undefined;
+  if (!Array.isArray(models)) return [];
+  const out: RunningModel[] = [];
+  for (const m of models as unknown[]) {
+    if (!isRecord(m)) continue;
+    const name = typeof m.name === 'string' ? m.name : m.model;
+    if (typeof name !== 'string') continue;
+    const entry: RunningModel = { name };
+    if (typeof m.context_length === 'number' && m.context_length > 0) entry.contextLength = m.context_length;
+    if (typeof m.size === 'number') entry.size = m.size;
+    if (typeof m.size_vram === 'number') entry.sizeVram = m.size_vram;
+    if (typeof m.expires_at === 'string') entry.expiresAt = m.expires_at;
+    out.push(entry);
+  }
+  return out;
 }
 
 /**

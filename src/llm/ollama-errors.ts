@@ -1,12 +1,56 @@
 /**
  * Turns whatever a failed Ollama call threw into what the user should see: an `AbortError` when
- * the caller stopped it, otherwise one `LlmUnavailableError` line (exit 75) naming the host, the
- * model and what to do next. The wire state recorded by the guarded fetch decides the ambiguous
- * cases, because the client reports most of them as a plain `Error`.
+ * the caller stopped it; a `ModelOutputError` when the model wrote something Ollama could not
+ * parse or the server cut its reply off (asked again, model-call.ts); a `ContextOverflowError`
+ * when the prompt does not fit the loaded context; an `InvalidInputError` (exit 2) for a request
+ * the server refuses outright; otherwise one `LlmUnavailableError` line (exit 75) naming the
+ * host, the model and what to do next. The wire state recorded by the guarded fetch decides the
+ * ambiguous cases, because the client reports most of them as a plain `Error`;
+ * `server-error-class.ts` reads Ollama's texts.
  */
 import { InvalidInputError, LlmUnavailableError, ModelOutputError, NaviError, describeError } from '../errors.js';
 import { HttpStatusError, type WireState } from './guarded-fetch.js';
 import type { StopCause } from './request-guard.js';
+import { classifyServerError, isOutageText, overflowSizes, readableServerText, type OverflowSizes } from './server-error-class.js';
+
+/**
+ * The prompt does not fit the context the runner really loaded: llama-server refused it (navi
+ * sends `truncate: false`, so Ollama no longer drops the oldest messages silently). Not an
+ * outage — asking the same again cannot fit — so not exit 75: the turn can compress and ask
+ * again; until it does, the run ends with exit 1, like `context_too_large`.
+ */
+export class ContextOverflowError extends NaviError {
+  /** Tokens of the refused prompt, when the server said. */
+  readonly promptTokens: number | undefined;
+  /** Tokens of the context the runner loaded, when the server said. */
+  readonly contextTokens: number | undefined;
+
+  constructor(message: string, sizes: OverflowSizes, options?: { cause?: unknown }) {
+    super('error', 'context_overflow', message, options);
+    this.name = 'ContextOverflowError';
+    this.promptTokens = sizes.promptTokens;
+    this.contextTokens = sizes.contextTokens;
+  }
+}
+
+/**
+ * `LlmUnavailableError` codes of a trouble that passes: a server restarting (refused, dropped
+ * mid-reply, gone silent), busy, or a runner that crashed and is reloaded on the next request.
+ * What `callModelPatiently` (agent/model-call.ts) waits out; timeouts the user set and a host
+ * that does not resolve are not in it.
+ */
+export const TRANSIENT_OUTAGE_CODES: ReadonlySet<string> = new Set([
+  'ollama_unreachable',
+  'stream_incomplete',
+  'ollama_unresponsive',
+  'ollama_busy',
+  'runner_failed',
+]);
+
+/** True for an outage worth waiting out (see TRANSIENT_OUTAGE_CODES). */
+export function isTransientOutage(err: unknown): err is LlmUnavailableError {
+  return err instanceof LlmUnavailableError && TRANSIENT_OUTAGE_CODES.has(err.code);
+}
 
 /** What the mapper needs to know about the failed call. */
 export interface FailureContext {
@@ -93,18 +137,29 @@ export function toLlmError(err: unknown, ctx: FailureContext): Error {
       { cause: err },
     );
   }
-  if (wire.streamError !== undefined && isToolCallParseError(wire.streamError)) {
-    return malformedToolCall(wire.streamError, ctx, err);
-  }
   if (wire.streamError !== undefined) {
+    const kind = classifyServerError(wire.streamError);
+    if (kind === 'model_output') return malformedToolCall(wire.streamError, ctx, err);
+    if (kind === 'context_overflow') return contextOverflow(wire.streamError, ctx, err);
     return new LlmUnavailableError(
-      'ollama_error',
+      kind === 'busy' ? 'ollama_busy' : 'runner_failed',
       `Ollama at ${host} failed mid-response${forModel(model)}: ${oneLine(wire.streamError)}`,
       { cause: err },
     );
   }
 
   const code = networkCode(err);
+  if (wire.gotResponse && code === undefined && endedCleanlyWithoutDone(err, wire)) {
+    // llm/llama_server.go 1690-1703: after 31 identical tokens in a row (whitespace included)
+    // Completion returns ctx.Err(), which is nil, and ChatHandler closes the 200 body with
+    // neither a `done` line nor an error. The server is fine; the model was looping.
+    return new ModelOutputError(
+      'reply_cut_off',
+      `Ollama ended the reply of model ${model} without finishing it (a 200 body with no done line: ` +
+        'the server stops a model that repeats the same token over and over)',
+      { cause: err },
+    );
+  }
   if (wire.gotResponse && (code !== undefined || isIncomplete(err, wire))) {
     return new LlmUnavailableError(
       'stream_incomplete',
@@ -137,20 +192,15 @@ export function toLlmError(err: unknown, ctx: FailureContext): Error {
 }
 
 /**
- * Ollama's texts when the model wrote a tool call its parser cannot read. server/routes.go
- * ChatHandler sends a built-in parser's error as `{"error": …}`, ending the stream (or as the
- * HTTP 500 body when nothing was sent yet). harmony/harmonyparser.go (gpt-oss): "error parsing
- * tool call: raw='…', err=…"; model/parsers/qwen3.go: "failed to parse JSON: …", "empty
- * function name"; llm/llama_server.go (native mode): "llama-server returned invalid tool call
- * arguments for …". (The template tools parser never errors: it swallows the call, and the
- * reply arrives empty — model-call.ts asks again.)
+ * A parser's error: server/routes.go ChatHandler sends a built-in parser's error as
+ * `{"error": …}`, ending the stream (or as the HTTP 500 body when nothing was sent yet). Texts
+ * of today's parsers: harmony "error parsing tool call: raw='…', err=…"; qwen3.go "failed to
+ * parse JSON: …"; qwen3coder.go (also qwen3.5/3.8 and nemotron) the raw encoding/xml error "XML
+ * syntax error on line N: …"; glm46.go "incomplete GLM tool call", "tool %q is not declared",
+ * "required argument %q is missing for tool %q"; laguna.go "failed to parse Laguna JSON tool
+ * call…"; llama_server.go (native mode) "llama-server returned invalid tool call arguments".
+ * Recognised as "not an outage" (server-error-class.ts), never by this list.
  */
-const TOOL_CALL_PARSE_ERROR = /error parsing tool call|failed to parse JSON|empty function name|invalid tool call arguments/i;
-
-function isToolCallParseError(message: string): boolean {
-  return TOOL_CALL_PARSE_ERROR.test(message);
-}
-
 function malformedToolCall(serverMessage: string, ctx: FailureContext, cause: unknown): ModelOutputError {
   return new ModelOutputError(
     'malformed_tool_call',
@@ -159,11 +209,24 @@ function malformedToolCall(serverMessage: string, ctx: FailureContext, cause: un
   );
 }
 
+function contextOverflow(serverMessage: string, ctx: FailureContext, cause: unknown): ContextOverflowError {
+  const sizes = overflowSizes(serverMessage);
+  const prompt = sizes.promptTokens !== undefined ? ` (${sizes.promptTokens} tokens)` : '';
+  const window = sizes.contextTokens !== undefined ? ` of ${sizes.contextTokens} tokens` : '';
+  return new ContextOverflowError(
+    `the conversation${prompt} no longer fits the context window${window} that Ollama at ${ctx.host} loaded for model ${ctx.model ?? ''} ` +
+      `(${oneLine(readableServerText(serverMessage))}); start a new session, or raise llm.num_ctx if the model supports it`,
+    sizes,
+    { cause },
+  );
+}
+
 function fromHttpStatus(err: HttpStatusError, ctx: FailureContext): NaviError {
   const { host } = ctx;
   const model = ctx.model ?? '';
   const message = oneLine(err.serverMessage);
-  if (isToolCallParseError(message)) return malformedToolCall(message, ctx, err);
+  const kind = classifyServerError(err.serverMessage, err.status);
+  if (kind === 'context_overflow') return contextOverflow(err.serverMessage, ctx, err);
   if (err.status === 404 && /model/i.test(message) && /not found/i.test(message) && model !== '') {
     // Not an outage: retrying cannot bring the model (exit 2, like the capability refusals below).
     return new InvalidInputError(
@@ -193,8 +256,22 @@ function fromHttpStatus(err: HttpStatusError, ctx: FailureContext): NaviError {
       { cause: err },
     );
   }
+  // Only a chat streams a model's output; a 500 from /api/show is the server's.
+  if (kind === 'model_output' && ctx.endpoint === '/api/chat') return malformedToolCall(err.serverMessage, ctx, err);
+  if (kind === 'refused') {
+    // An option of the wrong type, "does not support chat", a bad think value, top_logprobs
+    // out of range (api/types.go, server/routes.go ChatHandler): the same request fails the same
+    // way later, so not exit 75 — a loop runner that retries on 75 would retry for ever.
+    return new InvalidInputError(
+      'ollama_rejected',
+      `Ollama at ${host} refused the request${forModel(model)} (HTTP ${err.status}): ${message}; ` +
+        'check the llm settings and the profile (retrying cannot help)',
+      { cause: err },
+    );
+  }
+  const code = kind === 'busy' ? 'ollama_busy' : isOutageText(err.serverMessage) ? 'runner_failed' : 'ollama_error';
   return new LlmUnavailableError(
-    'ollama_error',
+    code,
     `Ollama at ${host} returned HTTP ${err.status}${forModel(model)}: ${message}`,
     { cause: err },
   );
@@ -212,6 +289,19 @@ function oneLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > MAX_ERROR_CHARS ? `${line.slice(0, MAX_ERROR_CHARS)}…` : line;
 }
+
+/**
+ * The body ended as HTTP says a body ends (the chunked terminator arrived, no socket error) but
+ * no `done` line came: the server closed it on purpose. A connection dropped mid-body never
+ * sets `bodyEnded` (guarded-fetch.ts: Node reports it as incomplete).
+ */
+function endedCleanlyWithoutDone(err: unknown, wire: WireState): boolean {
+  return wire.bodyEnded && !wire.sawDone && wire.streamError === undefined && wire.invalidLine === undefined &&
+    (!(err instanceof Error) || err.message === NO_DONE_MESSAGE || err.message === STREAM_ENDED_WITHOUT_DONE);
+}
+
+/** The adapter's own text when the client's iterator ends before a `done` line. */
+export const STREAM_ENDED_WITHOUT_DONE = 'stream ended without done';
 
 function isIncomplete(err: unknown, wire: WireState): boolean {
   return (err instanceof Error && err.message === NO_DONE_MESSAGE) || (wire.bodyEnded && !wire.sawDone);

@@ -7,8 +7,8 @@ import { isRecord } from '../util/guards.js';
 import type { ChatChunk, ChatMessage, ChatRequest, ToolCallRequest } from './types.js';
 
 /** The streaming request body, exactly what goes over the wire (minus `stream`). */
-export function toOllamaRequest(req: ChatRequest): OllamaChatRequest {
-  const body: OllamaChatRequest = {
+export function toOllamaRequest(req: ChatRequest): OllamaChatRequest & { truncate: false } {
+  const body: OllamaChatRequest & { truncate?: false } = {
     model: req.model,
     messages: req.messages.map(toOllamaMessage),
     think: req.think,
@@ -20,7 +20,10 @@ export function toOllamaRequest(req: ChatRequest): OllamaChatRequest {
   }
   if (req.keepAlive !== undefined) body.keep_alive = req.keepAlive;
   if (req.format !== undefined) body.format = req.format;
-  return body;
+  // Ollama's default (true) drops the oldest messages — the task first — with only a debug log
+  // when the prompt outgrows the runner's context (server/prompt.go 35-78); refused instead, the
+  // prompt comes back as a 400 navi can act on (ContextOverflowError).
+  return Object.assign(body, { truncate: false as const });
 }
 
 /**

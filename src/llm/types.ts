@@ -104,6 +104,22 @@ export interface ModelDetails {
   capabilities?: string[];
 }
 
+/**
+ * A model the server has loaded (`/api/ps`, server/routes.go PsHandler; api/types.go
+ * ProcessModelResponse): what the runner really has, which may differ from what was asked.
+ */
+export interface RunningModel {
+  name: string;
+  /** Context the runner loaded: `num_ctx` clamped to the model's trained context (llm/server.go). */
+  contextLength?: number;
+  /** Bytes of the loaded model. */
+  size?: number;
+  /** Bytes of it in GPU memory; less than `size` means the rest runs on the CPU. */
+  sizeVram?: number;
+  /** When the server unloads it (ISO 8601), as `keep_alive` set. */
+  expiresAt?: string;
+}
+
 export interface LlmClient {
   /**
    * Streams one chat completion. Throws `LlmUnavailableError` (unreachable, model missing,
@@ -118,6 +134,8 @@ export interface LlmClient {
   listModels(signal?: AbortSignal): Promise<string[]>;
   /** `/api/version`. */
   version(signal?: AbortSignal): Promise<string>;
+  /** `/api/ps`: the models the server has loaded now (the Ollama adapter; doctor reads it). */
+  runningModels?(signal?: AbortSignal): Promise<RunningModel[]>;
 }
 
 export interface LlmClientOptions {

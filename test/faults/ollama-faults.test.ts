@@ -1,6 +1,6 @@
 /**
  * Ollama misbehaving in ways the scenario suite does not cover yet (issue 5 item 1): 5xx
- * answers (JSON and a proxy's HTML page), a stream that ends without `done`, garbage lines, and
+ * answers (JSON and a proxy's HTML page), a connection dropped mid-reply, garbage lines, and
  * an `{"error": …}` line after some tool turns. Each: exit 75 with one clean `navi:` line, a
  * `result` of status `llm_unavailable`, and everything before the failure stored — never a
  * partial or duplicated row — so the session can be continued. A run whose model never gave one
@@ -36,7 +36,7 @@ const FAULTS: StreamFault[] = [
   {
     name: 'HTTP 500 with Ollama’s JSON error',
     turn: { http_status: 500 },
-    reason: 'ollama_error',
+    reason: 'runner_failed',
     mode: 'json',
     pattern: /returned HTTP 500 for model qwen3:8b: llama runner process has terminated/,
   },
@@ -48,8 +48,10 @@ const FAULTS: StreamFault[] = [
     pattern: /returned HTTP 502 for model qwen3:8b: <html><body><h1>502 Bad Gateway<\/h1>/,
   },
   {
-    name: 'a stream that ends without done',
-    turn: { thinking: 'let me think', content: 'a partial answer that just stops', no_done: true },
+    // A clean end without done is the model looping (test/scenario/ollama-wire.test.ts); a
+    // connection cut mid-body is transport.
+    name: 'a connection dropped mid-reply',
+    turn: { thinking: 'let me think', content: 'a partial answer that just stops', drop_after_chunks: 3 },
     reason: 'stream_incomplete',
     mode: 'stream-json',
     pattern: /ended the response for model qwen3:8b before it was complete/,
@@ -92,16 +94,16 @@ forEachBackend((backend) => {
       const huge = (word: string): string => `${word} ${'x'.repeat(1_000_000)} end`;
       const s = await scenario(backend, {
         turns: [
-          { content: 'hi', error_line: huge('boom'), error_after_chunks: 1 },
-          { http_status: 500, error_message: huge('bad') },
+          { content: 'hi', error_line: huge('an error was encountered while running the model: boom'), error_after_chunks: 1 },
+          { http_status: 500, error_message: huge('model runner has unexpectedly stopped: bad') },
         ],
         on_exhausted: 'error',
       });
-      for (const pattern of [/failed mid-response for model qwen3:8b: boom x+/, /returned HTTP 500 for model qwen3:8b: bad x+/]) {
+      for (const pattern of [/failed mid-response for model qwen3:8b: an error was encountered while running the model: boom x+/, /returned HTTP 500 for model qwen3:8b: model runner has unexpectedly stopped: bad x+/]) {
         const run = await s.navi(['run', '-o', 'json', 'hello']);
         expectFailure(run, 75, pattern);
         expect(run.stderr.length, 'bytes of the navi: line').toBeLessThan(2_000);
-        const result = expectJsonResult(run, 'llm_unavailable', 'ollama_error');
+        const result = expectJsonResult(run, 'llm_unavailable', 'runner_failed');
         expect(JSON.stringify(result.errors).length, 'bytes of result.errors').toBeLessThan(2_000);
       }
     }, SCENARIO_TIMEOUT_MS);
@@ -125,7 +127,7 @@ forEachBackend((backend) => {
         ['list_dir', true],
       ]);
       const result = resultOf(first);
-      expect(result).toMatchObject({ status: 'llm_unavailable', exit_code: 75, reason: 'ollama_error' });
+      expect(result).toMatchObject({ status: 'llm_unavailable', exit_code: 75, reason: 'runner_failed' });
       const sessionId = String(result.session_id);
 
       const stored = await expectConsistentSession(s.db, sessionId);

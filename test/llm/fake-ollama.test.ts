@@ -467,7 +467,7 @@ describe('fake Ollama streaming shapes', () => {
     const res = await post(`${server.url}/api/chat`, CHAT);
     expect(res.text).toContain('"content":"\\u003ca \\u0026 b\\u003e"');
     expect(lines(res.text)[0]?.message).toEqual({ role: 'assistant', content: '<a & b>' });
-    expect(await (await fetch(`${server.url}/api/version`)).json()).toEqual({ version: '0.32.15' });
+    expect(await (await fetch(`${server.url}/api/version`)).json()).toEqual({ version: '0.33.0' });
     expect((await fetch(`${server.url}/api/version`, { method: 'HEAD' })).status).toBe(200);
   });
 });

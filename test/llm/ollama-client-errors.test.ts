@@ -90,15 +90,18 @@ describe('server errors', () => {
       error_after_chunks: 2,
     });
     expect(text).toBe('partial answer');
-    const llmError = expectLlmError(error, 'ollama_error');
+    const llmError = expectLlmError(error, 'runner_failed');
     expect(llmError.message).toContain('CUDA out of memory');
     expect(llmError.message).toContain(MODEL);
   });
 
-  it('a stream that ends without done is incomplete', async () => {
+  // llm/llama_server.go 1690-1703: the repeat-token abort closes the 200 body cleanly, no done.
+  it('a stream that ends cleanly without done is the model looping (asked again), not an outage', async () => {
     const { text, error } = await streamTurn({ content: 'cut off', no_done: true });
     expect(text).toBe('cut off');
-    expect(expectLlmError(error, 'stream_incomplete').message).toContain(MODEL);
+    expect(error).toBeInstanceOf(ModelOutputError);
+    expect(error).toMatchObject({ code: 'reply_cut_off', exitCode: 1 });
+    expect((error as Error).message).toContain(MODEL);
   });
 
   it('a dropped connection mid-stream is incomplete', async () => {
@@ -114,7 +117,7 @@ describe('server errors', () => {
 
   it('a 500 carries the server message', async () => {
     const { error } = await streamTurn({ http_status: 500, error_message: 'llama runner process has terminated' });
-    expect(expectLlmError(error, 'ollama_error').message).toBe(
+    expect(expectLlmError(error, 'runner_failed').message).toBe(
       `Ollama at ${fake?.url} returned HTTP 500 for model ${MODEL}: llama runner process has terminated`,
     );
   });
@@ -153,10 +156,12 @@ describe('server errors', () => {
     expect(llmError.message).toContain('<html>');
   });
 
-  it('a script that runs out can answer 500', async () => {
+  // A 500 whose text names no server failure is what a parser sends before any line: the model's.
+  it('a script that runs out answers 500, which reads as the model\'s mistake (asked again, bounded)', async () => {
     const server = await serve({ turns: [], on_exhausted: 'error' });
     const error = await rejectionOf(clientFor(server.url).chat(chatRequest()));
-    expect(expectLlmError(error, 'ollama_error').message).toContain('script exhausted');
+    expect(error).toBeInstanceOf(ModelOutputError);
+    expect((error as Error).message).toContain('script exhausted');
   });
 });
 
@@ -198,12 +203,12 @@ describe('nothing reaches stdout on error paths', () => {
 
     expect(codes).toEqual([
       'ollama_error',
-      'ollama_error',
-      'ollama_error',
+      'ollama_busy',
+      'runner_failed',
       'model_not_found',
       'ollama_error',
-      'ollama_error',
-      'stream_incomplete',
+      'malformed_tool_call',
+      'reply_cut_off',
       'stream_incomplete',
       'model_not_found',
       'ollama_unreachable',

@@ -220,7 +220,7 @@ describe('chat (collected)', () => {
   });
 
   it('fails like the stream does', async () => {
-    const server = await serve({ turns: [{ content: 'cut short', no_done: true }] });
+    const server = await serve({ turns: [{ content: 'cut short', drop_after_chunks: 1 }] });
     const error = await rejectionOf(clientFor(server.url).chat(chatRequest()));
     expect(error).toBeInstanceOf(LlmUnavailableError);
     expect((error as LlmUnavailableError).code).toBe('stream_incomplete');

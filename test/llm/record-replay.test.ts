@@ -96,7 +96,7 @@ const CASES: Array<{ name: string; turns: FakeTurn[]; errorCode?: string }> = [
   { name: 'a malformed call: an error line mid-stream', turns: [{ thinking: 'I will call it.', tool_parse_error: '{"name": read_file' }], errorCode: 'malformed_tool_call' },
   { name: 'the answer cut at the output limit', turns: [{ content: 'This is cut', done_reason: 'length' }] },
   { name: 'a dropped connection mid-stream', turns: [{ content: 'partial answer that goes on', drop_after_chunks: 2 }], errorCode: 'stream_incomplete' },
-  { name: 'a 500 with an error body', turns: [{ http_status: 500, error_message: 'llama runner process has terminated' }], errorCode: 'ollama_error' },
+  { name: 'a 500 with an error body', turns: [{ http_status: 500, error_message: 'llama runner process has terminated' }], errorCode: 'runner_failed' },
 ];
 
 describe('record, then replay without a server', () => {

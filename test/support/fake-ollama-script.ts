@@ -16,6 +16,13 @@ export interface FakeModel {
    * `tools`, and any chat on one without `completion` are 400s.
    */
   capabilities?: string[];
+  /** Bytes of the loaded model (`/api/ps` `size`); default `DEFAULT_MODEL_SIZE`. */
+  size?: number;
+  /**
+   * Bytes of it in GPU memory (`/api/ps` `size_vram`); default all of it. Less than `size`: the
+   * rest spilled to system memory and runs on the CPU (server/sched.go, llm/memory.go).
+   */
+  size_vram?: number;
 }
 
 export interface FakeScript {
@@ -67,8 +74,11 @@ export interface FakeTurn {
    * `tool_calls` are not sent.
    */
   tool_parse_error?: string;
-  /** Whose message `tool_parse_error` carries; default `harmony` (gpt-oss). */
-  tool_parse_error_parser?: 'harmony' | 'qwen3';
+  /**
+   * Whose message `tool_parse_error` carries; default `harmony` (gpt-oss). See
+   * `toolParseErrorMessage` for each parser's text.
+   */
+  tool_parse_error_parser?: 'harmony' | 'qwen3' | 'qwen3coder' | 'glm46' | 'laguna';
   /**
    * With `tool_parse_error`: nothing was streamed before the failure, so the answer is HTTP 500
    * `{"error": …}` with no line (server/routes.go streamResponse, `!c.Writer.Written()`). The
@@ -104,11 +114,18 @@ export interface FakeTurn {
   error_message?: string;
   /** With `http_status`: send this raw body as `text/html` instead of JSON (a proxy's error page). */
   error_body_text?: string;
-  /** End the stream without the `done: true` line. */
+  /**
+   * End the 200 stream cleanly without the `done: true` line: what llm/llama_server.go 1690-1703
+   * does after 31 identical tokens in a row (the repeat-token abort returns ctx.Err(), nil, and
+   * ChatHandler closes the channel with neither a final response nor an error).
+   */
   no_done?: boolean;
   /** Send non-JSON lines after the first `error_after_chunks` lines. */
   garbage?: boolean;
-  /** Default: ceil(request body bytes / 4). */
+  /**
+   * Default: ceil(request body bytes / 4), less what the server truncated to fit the loaded
+   * context (fake-ollama-context.ts).
+   */
   prompt_eval_count?: number;
   /** Default: ceil(output characters / 4). */
   eval_count?: number;
@@ -125,8 +142,11 @@ export const DEFAULT_MODELS: FakeModel[] = [{ name: 'qwen3:8b', context_length: 
 /** What `/api/show` reports for a model without `capabilities`. */
 export const DEFAULT_CAPABILITIES = ['completion', 'tools', 'thinking'];
 
-/** Newest release tag in the ollama mirror (v0.32.15, 2026-08-19); any recent value works. */
-export const DEFAULT_VERSION = '0.32.15';
+/** The release the fake follows (v0.33.0; the audit read the tree at v0.33.0-rc2 + fb3076099). */
+export const DEFAULT_VERSION = '0.33.0';
+
+/** `size` of a model in `/api/tags` and `/api/ps` when the script sets none (an 8B Q4_K_M). */
+export const DEFAULT_MODEL_SIZE = 5_200_000_000;
 
 /** The turn served once the script runs out (`on_exhausted: 'done'`). */
 export const EXHAUSTED_TURN: FakeTurn = { content: 'done.' };
@@ -196,8 +216,11 @@ export function wholeMessage(turn: FakeTurn, offeredTools: boolean, idFor?: () =
   return message;
 }
 
-/** The counts and timings of the final line (api/types.go ChatResponse + Metrics, in field order). */
-export function doneFields(turn: FakeTurn, requestBytes: number): Record<string, unknown> {
+/**
+ * The counts and timings of the final line (api/types.go ChatResponse + Metrics, in field
+ * order). `promptTokens`: the prompt as the server kept it (fake-ollama-context.ts fitPrompt).
+ */
+export function doneFields(turn: FakeTurn, promptTokens: number): Record<string, unknown> {
   const parts = turn.lines ?? [{ thinking: turn.thinking, content: turn.content }];
   const outputChars =
     parts.reduce((n, p) => n + (p.thinking ?? '').length + (p.content ?? '').length, 0) +
@@ -207,7 +230,7 @@ export function doneFields(turn: FakeTurn, requestBytes: number): Record<string,
     done_reason: turn.done_reason ?? 'stop',
     total_duration: 1_000_000,
     load_duration: 100_000,
-    prompt_eval_count: turn.prompt_eval_count ?? Math.ceil(requestBytes / 4),
+    prompt_eval_count: turn.prompt_eval_count ?? promptTokens,
     prompt_eval_duration: 500_000,
     eval_count: turn.eval_count ?? Math.ceil(outputChars / 4),
     eval_duration: 400_000,
@@ -215,18 +238,30 @@ export function doneFields(turn: FakeTurn, requestBytes: number): Record<string,
 }
 
 /**
- * The error text of a malformed call. harmony/harmonyparser.go HarmonyMessageHandler.Add:
- * `error parsing tool call: raw='%s', err=%w`; model/parsers/qwen3.go parseQwen3ToolCall:
- * `failed to parse JSON: %w`. The wrapped error is encoding/json's for `raw`.
+ * The error text of a malformed call, per parser:
+ *  - harmony/harmonyparser.go HarmonyMessageHandler.Add: `error parsing tool call: raw='%s', err=%w`;
+ *  - model/parsers/qwen3.go parseQwen3ToolCall: `failed to parse JSON: %w`;
+ *  - model/parsers/laguna.go 500: `failed to parse Laguna JSON tool call: %w`
+ *    (the wrapped error is encoding/json's for `raw` in these three);
+ *  - model/parsers/qwen3coder.go 229-238 (also qwen3.5/3.8, `qwen35.go` 105-110, and nemotron):
+ *    encoding/xml's own error, unwrapped, e.g. `XML syntax error on line 3: unexpected EOF`;
+ *  - model/parsers/glm46.go 102: `incomplete GLM tool call: %v` (the XML error).
  */
 export function toolParseErrorMessage(turn: FakeTurn): string {
   const raw = turn.tool_parse_error ?? '';
+  const parser = turn.tool_parse_error_parser ?? 'harmony';
+  if (parser === 'qwen3coder' || parser === 'glm46') {
+    // encoding/xml reports an element left open at the end of the input as unexpected EOF, on
+    // the line the input ends on.
+    const xml = `XML syntax error on line ${raw.split('\n').length}: unexpected EOF`;
+    return parser === 'glm46' ? `incomplete GLM tool call: ${xml}` : xml;
+  }
   // Valid JSON that is not an object fails inside the ordered-map library, whose exact text is
   // not reproduced here; script a syntactically broken `raw` for an exact message.
   const err = goJsonSyntaxError(raw) ?? 'json: cannot unmarshal into Go value of type map[string]interface {}';
-  return turn.tool_parse_error_parser === 'qwen3'
-    ? `failed to parse JSON: ${err}`
-    : `error parsing tool call: raw='${raw}', err=${err}`;
+  if (parser === 'qwen3') return `failed to parse JSON: ${err}`;
+  if (parser === 'laguna') return `failed to parse Laguna JSON tool call: ${err}`;
+  return `error parsing tool call: raw='${raw}', err=${err}`;
 }
 
 /** Ollama's architecture prefix for `model_info` keys (`qwen3:8b` → `qwen3`). */
@@ -253,7 +288,7 @@ export function tagEntry(model: FakeModel): Record<string, unknown> {
     name: model.name,
     model: model.name,
     modified_at: new Date(0).toISOString(),
-    size: 5_200_000_000,
+    size: model.size ?? DEFAULT_MODEL_SIZE,
     digest: 'sha256:0000000000000000000000000000000000000000000000000000000000000000',
     details: modelDetails(architectureOf(model.name)),
   };

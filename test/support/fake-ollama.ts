@@ -35,6 +35,7 @@ import {
 } from './fake-ollama-script.js';
 import { constrainsAfterThinking, formatMismatch, formatOf } from './fake-ollama-format.js';
 import { rendererFor } from './render-prompt.js';
+import { expiryOf, fitPrompt, loadedContext, psEntry, type LoadedModel } from './fake-ollama-context.js';
 
 export type { FakeModel, FakeScript, FakeToolCall, FakeTurn } from './fake-ollama-script.js';
 
@@ -113,6 +114,8 @@ class FakeOllamaServer implements FakeOllama {
   private readonly onRequest: ((request: RecordedRequest) => void) | undefined;
   /** Set by `holdChats`: chat answers wait for it. */
   private held: Promise<void> | undefined;
+  /** Models chats have loaded, by name, for `/api/ps` (fake-ollama-context.ts). */
+  private readonly loaded = new Map<string, LoadedModel>();
 
   constructor(script: FakeScript, onRequest?: (request: RecordedRequest) => void) {
     this.script = script;
@@ -229,6 +232,9 @@ class FakeOllamaServer implements FakeOllama {
       case 'GET /api/tags':
         sendJson(res, 200, { models: this.models().map(tagEntry) });
         return;
+      case 'GET /api/ps':
+        sendJson(res, 200, { models: this.running() });
+        return;
       case 'POST /api/show':
         this.show(record.body, res);
         return;
@@ -239,6 +245,13 @@ class FakeOllamaServer implements FakeOllama {
         res.writeHead(404, { 'Content-Type': 'text/plain' });
         res.end('404 page not found');
     }
+  }
+
+  /** server/routes.go PsHandler: loaded models, the longest time left first. */
+  private running(): Record<string, unknown>[] {
+    const now = Date.now();
+    const live = [...this.loaded.values()].filter((l) => l.expiresAt > now).sort((a, b) => b.expiresAt - a.expiresAt);
+    return live.map((l) => psEntry(l, modelDetails(architectureOf(l.model.name))));
   }
 
   private models(): FakeModel[] {
@@ -290,6 +303,19 @@ class FakeOllamaServer implements FakeOllama {
       sendJson(res, 500, { error: format.error });
       return;
     }
+    // The runner is loaded with num_ctx clamped to the model's context (fake-ollama-context.ts);
+    // a prompt larger than that is truncated, or refused with `truncate: false`, before the
+    // model runs: a refused request consumes no turn.
+    const fake = this.findModel(model) as FakeModel;
+    const context = loadedContext(fake, body);
+    const expiresAt = expiryOf(body.keep_alive, Date.now());
+    if (expiresAt === undefined) this.loaded.delete(fake.name);
+    else this.loaded.set(fake.name, { model: fake, contextLength: context, expiresAt });
+    const fit = fitPrompt(body, record.bytes, context);
+    if (fit.kind === 'overflow') {
+      sendJson(res, 400, { error: fit.error });
+      return;
+    }
     // Known difference from the real server: `messages: []` only loads the model there (one JSON
     // object with done_reason "load", or "unload" with keep_alive 0: server/routes.go ChatHandler);
     // here it plays the next turn, because tests post empty messages to drive the stream. navi
@@ -309,7 +335,7 @@ class FakeOllamaServer implements FakeOllama {
       const mismatch = formatMismatch(turn, constrainsAfterThinking(capabilities, body.think));
       if (mismatch !== undefined) this.mismatches.push(`turn ${index}: ${mismatch}`);
     }
-    await playTurn(res, turn, body, model, record.bytes, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
+    await playTurn(res, turn, body, model, fit.promptTokens, signal, this.script.tool_call_ids === true ? toolCallId : undefined);
   }
 
   private checkTools(index: number, turn: FakeTurn, body: Record<string, unknown>): void {
@@ -394,7 +420,7 @@ async function playTurn(
   turn: FakeTurn,
   body: Record<string, unknown>,
   model: string,
-  requestBytes: number,
+  promptTokens: number,
   signal: AbortSignal,
   idFor: (() => string) | undefined,
 ): Promise<void> {
@@ -427,7 +453,7 @@ async function playTurn(
   if (body.stream === false) {
     const offeredTools = Array.isArray(body.tools) && body.tools.length > 0;
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
-    res.end(line({ message: wholeMessage(turn, offeredTools, idFor), ...doneFields(turn, requestBytes) }));
+    res.end(line({ message: wholeMessage(turn, offeredTools, idFor), ...doneFields(turn, promptTokens) }));
     return;
   }
 
@@ -503,7 +529,7 @@ async function playTurn(
   }
   if (turn.error_line === undefined && turn.tool_parse_error === undefined && turn.no_done !== true) {
     if (!(await silence())) return;
-    if (!(await send(line({ message: plan.done, ...doneFields(turn, requestBytes) })))) return;
+    if (!(await send(line({ message: plan.done, ...doneFields(turn, promptTokens) })))) return;
   } else if (interrupt()) {
     return;
   }

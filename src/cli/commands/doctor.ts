@@ -6,7 +6,7 @@ import { DEFAULT_MODEL } from '../../config/defaults.js';
 import type { LlmConfig } from '../../config/schema.js';
 import { describeError } from '../../errors.js';
 import { createOllamaClient } from '../../llm/ollama-client.js';
-import type { ModelDetails } from '../../llm/types.js';
+import type { ModelDetails, RunningModel } from '../../llm/types.js';
 import { unknownProfileTools } from '../../agent/agent.js';
 import { unknownMcpServers } from '../../mcp/select.js';
 import type { GlobalArgs } from '../global-args.js';
@@ -120,6 +120,44 @@ function modelCheck(info: ModelDetails, llm: LlmConfig): CheckResult {
   return { detail, ...(caps !== undefined && { capabilities: caps }), ...(warnings.length > 0 && { warnings }) };
 }
 
+/** Share of the model in GPU memory below which doctor warns: the rest runs on the CPU, many times slower. */
+const FULL_GPU = 1;
+
+function gigabytes(bytes: number): string {
+  return `${(bytes / 1e9).toFixed(1)} GB`;
+}
+
+/**
+ * The `runner` check: what the server really loaded for the model (`/api/ps`, server/routes.go
+ * 2271-2303) — the context after the server clamped `num_ctx` to the model's (llm/server.go
+ * 111-117), how much of the model spilled to the CPU (`size_vram` < `size`), and until when it
+ * stays loaded. A model not loaded yet is not a failure: Ollama loads it on the first request.
+ */
+export function runnerCheck(running: readonly RunningModel[], llm: LlmConfig, now: number): CheckResult {
+  const model = llm.model;
+  const entry = running.find((m) => m.name === model || m.name === `${model}:latest` || `${m.name}:latest` === model);
+  if (entry === undefined) return { detail: `${model} is not loaded (Ollama loads it on the first request; run navi once, then doctor again to see what it loaded)` };
+  const parts = [`${model} is loaded`];
+  const warnings: string[] = [];
+  // The clamp itself is the model check's warning (num_ctx above the model's context length).
+  if (entry.contextLength !== undefined) parts.push(`context ${entry.contextLength} tokens`);
+  if (entry.size !== undefined && entry.size > 0 && entry.sizeVram !== undefined) {
+    const share = Math.min(1, entry.sizeVram / entry.size);
+    parts.push(share >= FULL_GPU ? '100% GPU' : `${Math.round(share * 100)}% GPU / ${100 - Math.round(share * 100)}% CPU`);
+    if (share < FULL_GPU) {
+      warnings.push(
+        `${gigabytes(entry.size - entry.sizeVram)} of the model's ${gigabytes(entry.size)} spilled to system memory and runs on the CPU, ` +
+          'which is many times slower; lower llm.num_ctx, or use a smaller model or quantization',
+      );
+    }
+  }
+  if (entry.expiresAt !== undefined) {
+    const at = Date.parse(entry.expiresAt);
+    if (Number.isFinite(at)) parts.push(at - now > 365 * 86_400_000 ? 'kept loaded' : `unloads in ${Math.max(0, Math.round((at - now) / 60_000))} min`);
+  }
+  return { detail: parts.join(', '), ...(warnings.length > 0 && { warnings }) };
+}
+
 export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
   const checks: Check[] = [];
   let ctx: CliSetup | null = null;
@@ -166,6 +204,7 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
     checks.push(ollama);
     if (ollama.version !== undefined) {
       checks.push(await check('model', async () => modelCheck(await llm.showModel(config.llm.model, AbortSignal.timeout(10_000)), config.llm)));
+      checks.push(await check('runner', async () => runnerCheck((await llm.runningModels?.(AbortSignal.timeout(10_000))) ?? [], config.llm, Date.now())));
     } else {
       checks.push({ name: 'model', ok: false, detail: 'skipped: Ollama is not reachable' });
     }
