@@ -231,7 +231,15 @@ export const eventPayloads = {
     messages_after: z.number().int(),
     estimated_tokens_after: z.number().int(),
   }),
-  warning: z.strictObject({ code: z.string(), message: z.string() }),
+  warning: z.strictObject({
+    code: z
+      .string()
+      .describe(
+        'stable; among them context_overflow (Ollama refused a prompt larger than the context it loaded: compressed and asked again) ' +
+          'and context_truncated_by_server (the prompt count fell while the conversation only grew: the server dropped messages)',
+      ),
+    message: z.string(),
+  }),
   error: z.strictObject({ code: z.string(), message: z.string() }),
   heartbeat: z.strictObject({
     waiting_for: z.enum(['model', 'tool']).describe('what navi is waiting on'),

@@ -11,6 +11,8 @@ import type { AgentEvent, StopReason } from './events.js';
 import { reminderNotes, withNotes } from './mechanics.js';
 import { callModel, correctionNote, MAX_MODEL_RETRIES, type ModelCallOutcome } from './model-call.js';
 import { STRUCTURED_ATTEMPTS, structuredAnswer } from './structured-answer.js';
+import { serverTruncatedSilently, silentTruncationMessage } from './context-overflow.js';
+import { messageChars } from './tokens.js';
 import type { TurnState } from './turn-state.js';
 
 export type MechanicsTodos = Parameters<typeof reminderNotes>[0]['todos'];
@@ -21,6 +23,8 @@ export type ContextView = (state: TurnState) => readonly ChatMessage[];
 export class ModelStep {
   /** `--output-schema`: Ollama's `format` for the call under way. */
   private format: Record<string, unknown> | undefined;
+  /** Characters the last request carried for that call only (its notes): gone from the next one. */
+  private notesChars = 0;
 
   constructor(
     private readonly state: TurnState,
@@ -53,7 +57,12 @@ export class ModelStep {
     const view = this.view(state);
     // One array of the final size: a long history is not pushed message by message on every call.
     const request = [this.systemMessage()].concat(view.some((m) => m.role === 'system') ? view.filter((m) => m.role !== 'system') : view);
-    return withNotes(request, notes);
+    const size = request.length;
+    const lastChars = request[size - 1]?.content.length ?? 0;
+    const sent = withNotes(request, notes);
+    const last = sent[sent.length - 1];
+    this.notesChars = last === undefined ? 0 : sent.length > size ? messageChars(last) : last.content.length - lastChars;
+    return sent;
   }
 
   /**
@@ -109,6 +118,7 @@ export class ModelStep {
     const { state } = this;
     const { settings } = state;
     let correction: string | undefined = note;
+    let previousNotesChars = this.notesChars;
     if (state.modelChecked !== state.model) {
       // switch_profile brought a profile with its own model.
       const info = await state.deps.llm.showModel(state.model, state.signal).catch(() => null);
@@ -131,6 +141,8 @@ export class ModelStep {
         ...(this.format !== undefined ? { format: this.format } : {}),
       };
       state.modelCalls++;
+      const vanishedChars = previousNotesChars;
+      previousNotesChars = this.notesChars;
       let outcome: ModelCallOutcome;
       try {
         outcome = yield* callModel({ llm: state.deps.llm, request, iteration: state.iteration, channel: state.channel, heartbeatMs: state.heartbeatMs, now: state.now });
@@ -144,7 +156,14 @@ export class ModelStep {
         }
         throw err;
       }
-      if (outcome.reply.usage) state.countUsage(outcome.reply.usage);
+      if (outcome.reply.usage) {
+        const previous = state.previousPromptTokens;
+        const current = outcome.reply.usage.promptTokens;
+        state.countUsage(outcome.reply.usage);
+        if (serverTruncatedSilently({ previous, current, vanishedChars }) && previous !== null) {
+          yield { type: 'warning', code: 'context_truncated_by_server', message: silentTruncationMessage(state.model, previous, current), iteration: state.iteration };
+        }
+      }
       if (outcome.kind !== 'mistake' || attempt >= MAX_MODEL_RETRIES || state.signal.aborted) return outcome;
       yield {
         type: 'warning',

@@ -110,6 +110,13 @@ export class TurnState {
   private baseline: number | null = null;
   private charsSinceBaseline = 0;
   private totalChars = 0;
+  /** The context the server really loaded, learnt from an overflow refusal (context-overflow.ts). */
+  private serverWindow: number | undefined;
+  /**
+   * The last call's real prompt tokens while the history has only grown since (null after a
+   * compression, a loaded session or a profile switch): what the silent-truncation check compares with.
+   */
+  private lastPromptCount: number | null = null;
 
   constructor(
     readonly deps: AgentDeps,
@@ -165,6 +172,31 @@ export class TurnState {
 
   get numCtx(): number {
     return this.currentNumCtx;
+  }
+
+  /**
+   * Tokens a request may take: num_ctx, or the smaller context the server showed it really has
+   * (an overflow refusal). num_ctx itself is still what is sent: changing it reloads the model.
+   */
+  get contextBudget(): number {
+    return this.serverWindow !== undefined ? Math.min(this.currentNumCtx, this.serverWindow) : this.currentNumCtx;
+  }
+
+  /** See `lastPromptCount`. */
+  get previousPromptTokens(): number | null {
+    return this.lastPromptCount;
+  }
+
+  /**
+   * After an overflow refusal: the budget becomes the server's window and the estimate restarts
+   * from the refused prompt's size, so compression sees the conversation as the server does.
+   */
+  adoptServerContext(window: number, baseline: number | undefined): void {
+    this.serverWindow = window;
+    if (baseline !== undefined) {
+      this.baseline = baseline;
+      this.charsSinceBaseline = 0;
+    }
   }
 
   get profile(): Profile {
@@ -229,6 +261,7 @@ export class TurnState {
     this.currentModel = profile.settings.model ?? this.settings.model;
     this.builder.invalidate(profile.id);
     this.system = null;
+    this.lastPromptCount = null;
     this.loadTools(base);
   }
 
@@ -263,6 +296,7 @@ export class TurnState {
     this.totalChars = messages.reduce((n, m) => n + messageChars(m), 0);
     this.baseline = null;
     this.charsSinceBaseline = this.totalChars;
+    this.lastPromptCount = null;
   }
 
   /**
@@ -300,6 +334,7 @@ export class TurnState {
     if (promptTokens > 0) {
       this.baseline = promptTokens;
       this.charsSinceBaseline = 0;
+      this.lastPromptCount = promptTokens;
     }
   }
 

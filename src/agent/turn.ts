@@ -13,10 +13,11 @@ import { splitTurnOptions, type AgentDeps, type TurnOptions, type TurnOutcome } 
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
 import { StallCounter, todoFingerprint } from './mechanics.js';
-import { assistantMessage, giveUpAdvice, MAX_MODEL_RETRIES, truncatedWarning, usageOf, type ModelCallOutcome } from './model-call.js';
+import { assistantMessage, giveUpAdvice, MAX_MODEL_RETRIES, truncatedWarning, usageOf } from './model-call.js';
 import { unansweredCalls } from './context-repair.js';
 import { memoryMessage } from './memory.js';
 import { ModelStep, type MechanicsTodos } from './model-step.js';
+import { askWithinContext, type FittingOutcome } from './overflow-recovery.js';
 import { runToolBatch } from './tool-batch.js';
 import { TurnToolHost, type TurnServices } from './turn-host.js';
 import { TurnState } from './turn-state.js';
@@ -100,10 +101,22 @@ export class Turn {
     };
   }
 
-  /** Compression when due; the driver applies what it returns. */
-  private async *compress(reason: 'preturn' | 'midturn' | 'postturn'): AsyncGenerator<AgentEvent, void> {
+  /** Compression when due; the driver applies what it returns. True when the context changed. */
+  private async *compress(reason: 'preturn' | 'midturn' | 'postturn'): AsyncGenerator<AgentEvent, boolean> {
     const change = yield* this.services.maybeCompress(this.state, reason);
-    if (change !== null) for (const ev of await this.state.applyCompression(change)) yield ev;
+    if (change === null) return false;
+    for (const ev of await this.state.applyCompression(change)) yield ev;
+    return true;
+  }
+
+  /** The ending when the conversation cannot fit: `message` is the answer shown (sizes and the fix). */
+  private *tooLarge(message: string, iteration: number): Generator<AgentEvent, StepOutcome> {
+    const { state } = this;
+    state.finalText = message;
+    state.failure = message;
+    state.persist({ role: 'assistant', content: message }, { toContext: false });
+    yield { type: 'text_delta', text: message, iteration };
+    return end('context_too_large');
   }
 
   private async *start(): AsyncGenerator<AgentEvent, void> {
@@ -199,18 +212,18 @@ export class Turn {
     }
 
     const estimate = state.estimate();
-    if (estimate > state.numCtx) {
-      state.finalText =
-        `The conversation no longer fits the model's context window (about ${estimate} tokens, num_ctx ${state.numCtx}). ` +
-        'Start a new session, or raise llm.num_ctx if the model supports it.';
-      state.persist({ role: 'assistant', content: state.finalText }, { toContext: false });
-      yield { type: 'text_delta', text: state.finalText, iteration };
-      return end('context_too_large');
+    if (estimate > state.contextBudget) {
+      return yield* this.tooLarge(
+        `The conversation no longer fits the model's context window (about ${estimate} tokens, ${state.contextBudget < state.numCtx ? `the server's ${state.contextBudget}` : `num_ctx ${state.numCtx}`}). ` +
+          'Start a new session, or raise llm.num_ctx if the model supports it.',
+        iteration,
+      );
     }
 
-    let outcome: ModelCallOutcome;
+    let fitting: FittingOutcome;
     try {
-      outcome = yield* this.model.ask(this.todos, this.stall.count);
+      // A refusal for size (ContextOverflowError) is compressed and asked again (overflow-recovery.ts).
+      fitting = yield* askWithinContext(state, { ask: () => this.model.ask(this.todos, this.stall.count), compress: () => this.compress('midturn') });
     } catch (err) {
       // The model never answered (unreachable, not pulled, refused the request): a new
       // session's writes, still held, are dropped. Anything else keeps them (flushed on the way out).
@@ -220,6 +233,8 @@ export class Turn {
       throw err;
     }
     state.writer.release();
+    if (fitting.kind === 'too_large') return yield* this.tooLarge(fitting.message, iteration);
+    const { outcome } = fitting;
     const { reply } = outcome;
     if (outcome.kind === 'interrupted' || signal.aborted) {
       // Keep what was streamed: a stopped turn still shows its partial answer.

@@ -23,7 +23,8 @@ export type CompressionReason = CompressionChange['reason'];
 export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: CompressionReason): AsyncGenerator<AgentEvent, CompressionChange | null> {
   const settings = compressionSettings(turn.profile);
   const estimate = turn.estimate();
-  if (reason !== 'manual' && !shouldCompress(estimate, turn.numCtx)) return null;
+  // The budget, not num_ctx: after an overflow refusal it is the context the server really has.
+  if (reason !== 'manual' && !shouldCompress(estimate, turn.contextBudget)) return null;
   if (!wouldCompress(turn.context, settings.keepRecent)) return null;
   yield { type: 'compression_started', reason, estimated_tokens: estimate };
   const overhead = charsToTokens(turn.fixedRequestChars());
@@ -32,12 +33,13 @@ export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: Co
     llm: deps.llm,
     model: turn.model,
     numCtx: turn.numCtx,
+    windowTokens: turn.contextBudget,
     signal: turn.signal,
     context: turn.context,
     keepRecent: settings.keepRecent,
     maxSummaryTokens: settings.maxSummaryTokens,
     promptText: renderCompressionPrompt(template, settings.maxSummaryTokens),
-    budgetTokens: compressionBudget(turn.numCtx, overhead),
+    budgetTokens: compressionBudget(turn.contextBudget, overhead),
   });
   const events: AgentEvent[] = [];
   if (result.method === 'hard_truncation') {
