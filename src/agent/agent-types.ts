@@ -69,6 +69,12 @@ export interface RunSettings {
   redact: (text: string) => string;
   heartbeatMs?: number;
   /**
+   * Milliseconds a model call waits out a transient Ollama outage before exit 75
+   * (`llm.outage_retry`: minutes in loop mode, 0 for a one-shot unless set). Absent or 0: not at
+   * all. A run setting, so a sub-agent waits as its parent does.
+   */
+  outageRetryMs?: number;
+  /**
    * Appended to the profile's prompt inside the one system message, the same bytes for the whole
    * run: project instructions (AGENTS.md…) and `--append-system-prompt`. Sub-agents get it too.
    */
@@ -89,6 +95,7 @@ const RUN_SETTING_KEYS = [
   'shell',
   'redact',
   'heartbeatMs',
+  'outageRetryMs',
   'systemAppendix',
 ] as const satisfies ReadonlyArray<keyof RunSettings>;
 // A RunSettings field missing from the list above is a type error here.
