@@ -7,6 +7,7 @@
  * anyway (an Ollama from before `truncate`, or one that ignores it): the prompt count falls
  * while the history only grew. All pure; `turn.ts` and `model-step.ts` call them.
  */
+import type { RunningModel } from '../llm/types.js';
 import { charsToTokens } from './tokens.js';
 
 /**
@@ -41,6 +42,17 @@ export function baselineAfterOverflow(sizes: OverflowSizes): number | undefined 
   if (sizes.promptTokens !== undefined && sizes.promptTokens > 0) return sizes.promptTokens;
   if (sizes.contextTokens !== undefined && sizes.contextTokens > 0) return sizes.contextTokens + 1;
   return undefined;
+}
+
+/**
+ * The context the runner loaded for `model`, from `/api/ps` (server/routes.go PsHandler): what a
+ * refusal that names no sizes ("the prompt is longer than the context length…",
+ * llm/llama_server.go 295-300) leaves to ask. Names match as Ollama qualifies them (`x` is `x:latest`).
+ */
+export function loadedContextOf(running: readonly RunningModel[], model: string): number | undefined {
+  const qualified = model.includes(':') ? model : `${model}:latest`;
+  const entry = running.find((m) => m.name === model || m.name === qualified);
+  return entry?.contextLength !== undefined && entry.contextLength > 0 ? entry.contextLength : undefined;
 }
 
 /** The `warning` before compressing and asking again. */

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   baselineAfterOverflow,
   budgetAfterOverflow,
+  loadedContextOf,
   MAX_OVERFLOW_COMPRESSIONS,
   overflowEndMessage,
   serverTruncatedSilently,
@@ -27,6 +28,22 @@ describe('budgetAfterOverflow', () => {
     ['a nonsense window', 4096, { promptTokens: 5000, contextTokens: 0 }, 4096],
   ])('%s', (_, budget, sizes, expected) => {
     expect(budgetAfterOverflow(budget, sizes)).toBe(expected);
+  });
+});
+
+describe('loadedContextOf (/api/ps)', () => {
+  const running = [
+    { name: 'llama3.1:latest', contextLength: 8192 },
+    { name: 'qwen3:8b', contextLength: 40960 },
+    { name: 'gpt-oss:20b' },
+  ];
+  it.each([
+    ['the model by its name', 'qwen3:8b', 40960],
+    ['an unqualified name is :latest', 'llama3.1', 8192],
+    ['not loaded', 'mistral', undefined],
+    ['loaded, context not reported (an older server)', 'gpt-oss:20b', undefined],
+  ])('%s', (_, model, expected) => {
+    expect(loadedContextOf(running, model)).toBe(expected);
   });
 });
 

@@ -86,6 +86,33 @@ forEachBackend((backend) => {
       expect((chats[5]?.body?.options as { num_ctx?: number }).num_ctx).toBe(65536);
     }, LONG_SCENARIO_TIMEOUT_MS);
 
+    it('a refusal that names no sizes (context shift off: "the prompt is longer…") takes the context from /api/ps', async () => {
+      const prompt = 'Read a.txt, b.txt and c.txt, then say done.';
+      const sizes = await measure(backend, { turns: [...READS, { content: 'Done.' }], on_exhausted: 'error' }, prompt);
+      const [, , , fourth] = sizes as [number, number, number, number];
+      // llm/llama_server.go 295-300: raised when context shift is off (the deepseek2 family,
+      // sched.go 137-147) for a prompt that fits the window but leaves no room to generate. The
+      // window holds the 4th request (so the fake's own size check lets it through to this answer).
+      const LONGER =
+        'the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length';
+      const window = fourth + 50;
+      const s = await scenario(backend, {
+        models: [{ name: 'qwen3:8b', context_length: window }],
+        turns: [...READS, { http_status: 400, error_message: LONGER }, { content: 'Summary: read the three files.' }, { content: 'Done.' }],
+        on_exhausted: 'error',
+      });
+      writeFiles(s.cwd, FILES);
+      const run = await s.navi(['run', '-o', 'stream-json', prompt], { env: { OLLAMA_NUM_CTX: '65536' } });
+      expect(run.code, describeRun(run)).toBe(0);
+      const events = expectValidStream(run);
+      expect(warningCodes(events)).toEqual(['context_overflow']);
+      expect(String(eventsOf(events, 'warning').find((w) => w.code === 'context_overflow')?.message)).toContain(`larger than the context of ${window} tokens`);
+      // No size in the text: the estimate restarts just past the window /api/ps reported.
+      expect(eventsOf(events, 'compression_started')).toMatchObject([{ reason: 'midturn', estimated_tokens: window + 1 }]);
+      expect(s.fake.requests.some((r) => r.path === '/api/ps')).toBe(true);
+      expect(resultOf(run)).toMatchObject({ status: 'success', result: 'Done.' });
+    }, LONG_SCENARIO_TIMEOUT_MS);
+
     it('a prompt that cannot be made to fit ends context_too_large (exit 1) naming both sizes and the fix', async () => {
       const s = await scenario(backend, { models: [{ name: 'qwen3:8b', context_length: 1024 }], turns: [{ content: 'never' }], on_exhausted: 'error' });
       const run = await s.navi(['run', '-o', 'json', 'hello'], { env: { OLLAMA_NUM_CTX: '65536' } });
