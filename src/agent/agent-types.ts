@@ -71,7 +71,8 @@ export interface RunSettings {
   heartbeatMs?: number;
   /**
    * Milliseconds a model call waits out a transient Ollama outage before exit 75
-   * (`llm.outage_retry`; `callModelPatiently` in model-call.ts). Absent or 0: not at all.
+   * (`llm.outage_retry`: minutes in loop mode, 0 for a one-shot unless set). Absent or 0: not at
+   * all. A run setting, so a sub-agent waits as its parent does.
    */
   outageRetryMs?: number;
   /**

@@ -11,10 +11,13 @@ export interface ContextSizes {
   numCtx: number;
   /** The model's trained context length from /api/show, when the server said. */
   contextLength?: number;
+  /** The window the server showed it really has (an overflow refusal), when smaller than num_ctx. */
+  serverWindow?: number;
 }
 
-function sizes({ estimate, numCtx, contextLength }: ContextSizes): string {
-  return `about ${estimate} tokens; num_ctx ${numCtx}${contextLength !== undefined ? `, model context ${contextLength}` : ''}`;
+function sizes({ estimate, numCtx, contextLength, serverWindow }: ContextSizes): string {
+  const server = serverWindow !== undefined && serverWindow < numCtx ? `, the server's window ${serverWindow}` : '';
+  return `about ${estimate} tokens; num_ctx ${numCtx}${contextLength !== undefined ? `, model context ${contextLength}` : ''}${server}`;
 }
 
 /** The window can grow only up to the model's trained context (Ollama clamps num_ctx there). */

@@ -196,7 +196,10 @@ export const eventPayloads = {
     num_ctx: z.number().int().describe('context window requested from Ollama'),
     context_length: z.number().int().optional().describe("the model's trained context length, from /api/show"),
     capabilities: z.array(z.string()).optional().describe('what Ollama reports the model can do (/api/show): completion, tools, thinking, …'),
-    think: z.boolean().optional().describe('whether requests ask for thinking (configured, and the model supports it)'),
+    think: z
+      .union([z.boolean(), z.enum(['low', 'medium', 'high'])])
+      .optional()
+      .describe('what requests send as think: false, true or an effort level (configured, and the model supports thinking)'),
   }),
   planning_status: z.strictObject({
     phase: z.string().describe('planning phase: analysis | execution_plan | done'),
@@ -234,7 +237,15 @@ export const eventPayloads = {
     messages_after: z.number().int(),
     estimated_tokens_after: z.number().int(),
   }),
-  warning: z.strictObject({ code: z.string(), message: z.string() }),
+  warning: z.strictObject({
+    code: z
+      .string()
+      .describe(
+        'stable; among them context_overflow (Ollama refused a prompt larger than the context it loaded: compressed and asked again) ' +
+          'and context_truncated_by_server (the prompt count fell while the conversation only grew: the server dropped messages)',
+      ),
+    message: z.string(),
+  }),
   error: z.strictObject({ code: z.string(), message: z.string() }),
   heartbeat: z.strictObject({
     waiting_for: z.enum(['model', 'tool']).describe('what navi is waiting on'),

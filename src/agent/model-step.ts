@@ -5,12 +5,15 @@
  * answer. The stream classification is `model-call.ts`'s; this file decides around it.
  */
 import { InvalidInputError } from '../errors.js';
-import type { ChatMessage } from '../llm/types.js';
+import type { ChatMessage, ThinkValue } from '../llm/types.js';
 import { noToolsMessage } from '../llm/ollama-errors.js';
 import type { AgentEvent, StopReason } from './events.js';
 import { reminderNotes, withNotes } from './mechanics.js';
-import { callModel, correctionNote, MAX_MODEL_RETRIES, type ModelCallOutcome } from './model-call.js';
+import { callModelPatiently, correctionNote, MAX_MODEL_RETRIES, type ModelCallOutcome } from './model-call.js';
+import { replyTokenBound } from '../llm/reply-bound.js';
 import { STRUCTURED_ATTEMPTS, structuredAnswer } from './structured-answer.js';
+import { serverTruncatedSilently, silentTruncationMessage } from './context-overflow.js';
+import { messageChars } from './tokens.js';
 import type { TurnState } from './turn-state.js';
 
 export type MechanicsTodos = Parameters<typeof reminderNotes>[0]['todos'];
@@ -21,6 +24,8 @@ export type ContextView = (state: TurnState) => readonly ChatMessage[];
 export class ModelStep {
   /** `--output-schema`: Ollama's `format` for the call under way. */
   private format: Record<string, unknown> | undefined;
+  /** Characters the last request carried for that call only (its notes): gone from the next one. */
+  private notesChars = 0;
 
   constructor(
     private readonly state: TurnState,
@@ -59,7 +64,14 @@ export class ModelStep {
     const view = this.view(this.state);
     // One array of the final size: a long history is not pushed message by message on every call.
     const request = [this.systemMessage()].concat(view.some((m) => m.role === 'system') ? view.filter((m) => m.role !== 'system') : view);
-    return withNotes(request, extra !== undefined ? [extra] : []);
+    const size = request.length;
+    const lastChars = request[size - 1]?.content.length ?? 0;
+    const sent = withNotes(request, extra !== undefined ? [extra] : []);
+    const last = sent[sent.length - 1];
+    // What only this call carries (a correction), gone from the next request: the silent
+    // truncation check must not mistake its absence for the server dropping messages.
+    this.notesChars = last === undefined ? 0 : sent.length > size ? messageChars(last) : last.content.length - lastChars;
+    return sent;
   }
 
   /**
@@ -91,11 +103,13 @@ export class ModelStep {
     if (capabilities !== undefined && !capabilities.includes('tools') && state.schemas.length > 0) {
       throw new InvalidInputError('model_no_tools', noToolsMessage(state.model, `Ollama reports its capabilities as: ${capabilities.join(', ') || 'none'}`));
     }
-    const wantsThink = state.settings.think && state.profile.settings.think_enabled;
+    // The configured value as it is: an effort level ("low" | "medium" | "high") goes out as a level.
+    const wanted: ThinkValue = state.profile.settings.think_enabled ? state.settings.think : false;
+    const wantsThink = wanted !== false;
     // `think: true` to a model without `thinking` is an HTTP 400; unknown capabilities keep the
     // configured value, and a refusal is handled at the call (ask).
-    state.think = wantsThink && (capabilities === undefined || capabilities.includes('thinking'));
-    return wantsThink && !state.think && state.settings.thinkExplicit === true ? this.noThinkingWarning() : null;
+    state.think = wantsThink && (capabilities === undefined || capabilities.includes('thinking')) ? wanted : false;
+    return wantsThink && state.think === false && state.settings.thinkExplicit === true ? this.noThinkingWarning() : null;
   }
 
   private noThinkingWarning(): AgentEvent {
@@ -115,6 +129,7 @@ export class ModelStep {
     const { state } = this;
     const { settings } = state;
     let correction: string | undefined = note;
+    let previousNotesChars = this.notesChars;
     if (state.modelChecked !== state.model) {
       // switch_profile brought a profile with its own model.
       const info = await state.deps.llm.showModel(state.model, state.signal).catch(() => null);
@@ -131,18 +146,32 @@ export class ModelStep {
         tools: state.schemas.length > 0 ? state.schemas : undefined,
         think: state.think,
         numCtx: state.numCtx,
+        // Every reply bounded to the room left (reply-bound.ts: unbounded, a reply may run to
+        // 10 × num_ctx and context shift discards half the window mid-reply).
+        numPredict: replyTokenBound({ numCtx: state.contextBudget, promptTokens: state.estimate() }),
         temperature: state.profile.settings.temperature ?? settings.temperature,
         keepAlive: settings.keepAlive,
         signal: state.signal,
         ...(this.format !== undefined ? { format: this.format } : {}),
       };
       state.modelCalls++;
+      const vanishedChars = previousNotesChars;
+      previousNotesChars = this.notesChars;
       let outcome: ModelCallOutcome;
       try {
-        outcome = yield* callModel({ llm: state.deps.llm, request, iteration: state.iteration, channel: state.channel, heartbeatMs: state.heartbeatMs, now: state.now });
+        // A transient outage (busy, restarting, runner reloading) is waited out up to llm.outage_retry.
+        outcome = yield* callModelPatiently({
+          llm: state.deps.llm,
+          request,
+          iteration: state.iteration,
+          channel: state.channel,
+          heartbeatMs: state.heartbeatMs,
+          now: state.now,
+          outageRetryMs: settings.outageRetryMs ?? 0,
+        });
       } catch (err) {
         // Capabilities were unknown and the server refused thinking: go on without it.
-        if (err instanceof InvalidInputError && err.code === 'model_no_thinking' && state.think) {
+        if (err instanceof InvalidInputError && err.code === 'model_no_thinking' && state.think !== false) {
           state.think = false;
           if (settings.thinkExplicit === true) yield this.noThinkingWarning();
           attempt--;
@@ -150,7 +179,14 @@ export class ModelStep {
         }
         throw err;
       }
-      if (outcome.reply.usage) state.countUsage(outcome.reply.usage);
+      if (outcome.reply.usage) {
+        const previous = state.previousPromptTokens;
+        const current = outcome.reply.usage.promptTokens;
+        state.countUsage(outcome.reply.usage);
+        if (serverTruncatedSilently({ previous, current, vanishedChars }) && previous !== null) {
+          yield { type: 'warning', code: 'context_truncated_by_server', message: silentTruncationMessage(state.model, previous, current), iteration: state.iteration };
+        }
+      }
       if (outcome.kind !== 'mistake' || attempt >= MAX_MODEL_RETRIES || state.signal.aborted) return outcome;
       yield {
         type: 'warning',

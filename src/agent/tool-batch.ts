@@ -39,7 +39,11 @@ export async function* runToolBatch(state: TurnState, assistant: ChatMessage, it
         result = { ok: false, output: 'interrupted: navi was stopped while this tool ran' };
       }
     }
-    const toolMessage: ChatMessage = { role: 'tool', content: result.output, tool_name: call.name };
+    // Paired with its call by id (Cohere and native templates number results by it): the id
+    // the assistant message carries, the model's or, when it gave none, navi's
+    // `call_<iteration>_<n>` (assistantMessage), so a call and its result always match and a
+    // continued session replays both as stored.
+    const toolMessage: ChatMessage = { role: 'tool', content: result.output, tool_name: call.name, tool_call_id: id };
     if (index === calls.length - 1) last = toolMessage;
     else {
       state.addToContext(toolMessage);

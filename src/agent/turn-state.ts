@@ -5,7 +5,7 @@
  * produced so far. Services never write into it: they return their changes and the driver
  * (`turn.ts`) or the host (`turn-host.ts`) applies them here.
  */
-import type { ChatMessage, ChatUsage, ToolSchema } from '../llm/types.js';
+import type { ChatMessage, ChatUsage, ThinkValue, ToolSchema } from '../llm/types.js';
 import type { McpToolRef } from '../mcp/mcp-tools.js';
 import { selectMcpTools } from '../mcp/select.js';
 import type { Profile } from '../profiles/types.js';
@@ -90,8 +90,11 @@ export class TurnState {
   memory: ChatMessage | null = null;
   /** The one system message of every request (prompt + memory), built once per profile. */
   system: ChatMessage | null = null;
-  /** Whether requests ask for thinking: configured, and the model supports it. */
-  think = false;
+  /**
+   * What requests send as `think`: the configured value (true or an effort level) when the model
+   * supports thinking, else false.
+   */
+  think: ThinkValue = false;
   /** The model `think` was decided for (a profile switch may change the model). */
   modelChecked: string | null = null;
   /** The answer shown at the end of the turn. */
@@ -119,6 +122,13 @@ export class TurnState {
   private baseline: number | null = null;
   private charsSinceBaseline = 0;
   private totalChars = 0;
+  /** The context the server really loaded, learnt from an overflow refusal (context-overflow.ts). */
+  private serverWindow: number | undefined;
+  /**
+   * The last call's real prompt tokens while the history has only grown since (null after a
+   * compression, a loaded session or a profile switch): what the silent-truncation check compares with.
+   */
+  private lastPromptCount: number | null = null;
 
   constructor(
     readonly deps: AgentDeps,
@@ -174,6 +184,31 @@ export class TurnState {
 
   get numCtx(): number {
     return this.currentNumCtx;
+  }
+
+  /**
+   * Tokens a request may take: num_ctx, or the smaller context the server showed it really has
+   * (an overflow refusal). num_ctx itself is still what is sent: changing it reloads the model.
+   */
+  get contextBudget(): number {
+    return this.serverWindow !== undefined ? Math.min(this.currentNumCtx, this.serverWindow) : this.currentNumCtx;
+  }
+
+  /** See `lastPromptCount`. */
+  get previousPromptTokens(): number | null {
+    return this.lastPromptCount;
+  }
+
+  /**
+   * After an overflow refusal: the budget becomes the server's window and the estimate restarts
+   * from the refused prompt's size, so compression sees the conversation as the server does.
+   */
+  adoptServerContext(window: number, baseline: number | undefined): void {
+    this.serverWindow = window;
+    if (baseline !== undefined) {
+      this.baseline = baseline;
+      this.charsSinceBaseline = 0;
+    }
   }
 
   get profile(): Profile {
@@ -238,6 +273,7 @@ export class TurnState {
     this.currentModel = profile.settings.model ?? this.settings.model;
     this.builder.invalidate(profile.id);
     this.system = null;
+    this.lastPromptCount = null;
     this.loadTools(base);
   }
 
@@ -272,6 +308,7 @@ export class TurnState {
     this.totalChars = messages.reduce((n, m) => n + messageChars(m), 0);
     this.baseline = null;
     this.charsSinceBaseline = this.totalChars;
+    this.lastPromptCount = null;
   }
 
   /**
@@ -309,6 +346,7 @@ export class TurnState {
     if (promptTokens > 0) {
       this.baseline = promptTokens;
       this.charsSinceBaseline = 0;
+      this.lastPromptCount = promptTokens;
     }
   }
 

@@ -13,12 +13,13 @@ import { splitTurnOptions, type AgentDeps, type TurnOptions, type TurnOutcome } 
 import type { ContextBuilder } from './context-builder.js';
 import type { AgentEvent, StopReason } from './events.js';
 import { noteCarrier, StallCounter, todoFingerprint } from './mechanics.js';
-import { assistantMessage, giveUpAdvice, MAX_MODEL_RETRIES, truncatedWarning, usageOf, type ModelCallOutcome } from './model-call.js';
+import { assistantMessage, giveUpAdvice, MAX_MODEL_RETRIES, truncatedWarning, usageOf } from './model-call.js';
 import { unansweredCalls } from './context-repair.js';
 import { memoryMessage } from './memory.js';
 import { contextTooLargeMessage, promptTooLargeMessage } from './context-size.js';
 import { charsToTokens, messageChars } from './tokens.js';
 import { ModelStep, type MechanicsTodos } from './model-step.js';
+import { askWithinContext, type FittingOutcome } from './overflow-recovery.js';
 import { runToolBatch } from './tool-batch.js';
 import { TurnToolHost, type TurnServices } from './turn-host.js';
 import { TurnState } from './turn-state.js';
@@ -104,10 +105,22 @@ export class Turn {
     };
   }
 
-  /** Compression when due; the driver applies what it returns. */
-  private async *compress(reason: 'preturn' | 'midturn' | 'postturn'): AsyncGenerator<AgentEvent, void> {
+  /** Compression when due; the driver applies what it returns. True when the context changed. */
+  private async *compress(reason: 'preturn' | 'midturn' | 'postturn'): AsyncGenerator<AgentEvent, boolean> {
     const change = yield* this.services.maybeCompress(this.state, reason);
-    if (change !== null) for (const ev of await this.state.applyCompression(change)) yield ev;
+    if (change === null) return false;
+    for (const ev of await this.state.applyCompression(change)) yield ev;
+    return true;
+  }
+
+  /** The ending when the conversation cannot fit: `message` is the answer shown (sizes and the fix). */
+  private *tooLarge(message: string, iteration: number): Generator<AgentEvent, StepOutcome> {
+    const { state } = this;
+    state.finalText = message;
+    state.failure = message;
+    state.persist({ role: 'assistant', content: message }, { toContext: false });
+    yield { type: 'text_delta', text: message, iteration };
+    return end('context_too_large');
   }
 
   private async *start(): AsyncGenerator<AgentEvent, void> {
@@ -216,18 +229,16 @@ export class Turn {
     if (this.notedIteration !== iteration) this.note(this.model.notesFor(iteration, this.todos, this.stall.count), null);
 
     const estimate = state.estimate();
-    if (estimate > state.numCtx) {
+    if (estimate > state.contextBudget) {
       const neverFit = iteration === 1 && state.input.newSession;
-      state.finalText = contextTooLargeMessage({ estimate, numCtx: state.numCtx, contextLength: state.contextLength }, neverFit);
-      state.failure = state.finalText;
-      state.persist({ role: 'assistant', content: state.finalText }, { toContext: false });
-      yield { type: 'text_delta', text: state.finalText, iteration };
-      return end('context_too_large');
+      const sizes = { estimate, numCtx: state.numCtx, contextLength: state.contextLength, serverWindow: state.contextBudget };
+      return yield* this.tooLarge(contextTooLargeMessage(sizes, neverFit), iteration);
     }
 
-    let outcome: ModelCallOutcome;
+    let fitting: FittingOutcome;
     try {
-      outcome = yield* this.model.ask();
+      // A refusal for size (ContextOverflowError) is compressed and asked again (overflow-recovery.ts).
+      fitting = yield* askWithinContext(state, { ask: () => this.model.ask(), compress: () => this.compress('midturn') });
     } catch (err) {
       // The model never answered (unreachable, not pulled, refused the request): a new
       // session's writes, still held, are dropped. Anything else keeps them (flushed on the way out).
@@ -245,6 +256,8 @@ export class Turn {
       durable = state.writer.flush();
       durable.catch(() => undefined); // awaited below; not unhandled meanwhile
     }
+    if (fitting.kind === 'too_large') return yield* this.tooLarge(fitting.message, iteration);
+    const { outcome } = fitting;
     const { reply } = outcome;
     if (outcome.kind === 'interrupted' || signal.aborted) {
       // Keep what was streamed: a stopped turn still shows its partial answer.

@@ -1,12 +1,8 @@
 /**
  * An overnight loop survives Ollama restarting under it (issue 17 point 11): the fake drops the
  * reply mid-way, refuses connections while it "restarts", then answers again; the loop waits it
- * out (llm.outage_retry, 5m by default in loop mode) and completes with exit 0. A one-shot run
- * keeps exit 75 at once.
- *
- * The loop case needs the model step to call `callModelPatiently` (src/agent/model-call.ts)
- * instead of `callModel`, passing `outageRetryMs: opts.outageRetryMs ?? 0`: that one line lands
- * with the turn restructure (issue 17, turn-steps). Un-skip it then.
+ * out (llm.outage_retry, 5m by default in loop mode; the model step calls `callModelPatiently`)
+ * and completes with exit 0. A one-shot run keeps exit 75 at once.
  */
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
@@ -22,7 +18,7 @@ const RESTART: FakeTurn = { thinking: 'Let me look at math.js first, then', chun
 forEachBackend(
   (backend) => {
     describe('Ollama restarts mid-loop', () => {
-      it.skip('the loop waits it out (warnings, heartbeats) and completes: exit 0', async () => {
+      it('the loop waits it out (warnings, heartbeats) and completes: exit 0', async () => {
         const [first, ...rest] = fixIteration();
         const s = await scenario(backend, script([first as FakeTurn, RESTART, ...rest]));
         loopRepo(s.cwd);

@@ -39,6 +39,12 @@ export interface FakeScript {
    * Ollama ≥ 0.12.10 does (server/routes.go toolCallId). Off by default for older tests.
    */
   tool_call_ids?: boolean;
+  /**
+   * Behave as a server from before `truncate` existed (ollama/ollama#12519; reverted in #12545,
+   * re-landed later): Go's encoding/json drops the unknown field, so a prompt larger than the
+   * context is truncated silently (server/prompt.go 35-78) even when navi sends `truncate: false`.
+   */
+  ignores_truncate?: boolean;
 }
 
 export interface FakeToolCall {

@@ -332,7 +332,7 @@ class FakeOllamaServer implements FakeOllama {
     const expiresAt = expiryOf(body.keep_alive, Date.now());
     if (expiresAt === undefined) this.loaded.delete(fake.name);
     else this.loaded.set(fake.name, { model: fake, contextLength: context, expiresAt });
-    const fit = fitPrompt(body, record.bytes, context);
+    const fit = fitPrompt(this.script.ignores_truncate === true ? { ...body, truncate: undefined } : body, record.bytes, context);
     if (fit.kind === 'overflow') {
       sendJson(res, 400, { error: fit.error });
       return;

@@ -23,7 +23,8 @@ export type CompressionReason = CompressionChange['reason'];
 export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: CompressionReason): AsyncGenerator<AgentEvent, CompressionChange | null> {
   const settings = compressionSettings(turn.profile);
   const estimate = turn.estimate();
-  if (reason !== 'manual' && !shouldCompress(estimate, turn.numCtx)) return null;
+  // The budget, not num_ctx: after an overflow refusal it is the context the server really has.
+  if (reason !== 'manual' && !shouldCompress(estimate, turn.contextBudget)) return null;
   // The message that started the turn is never summarised (select.ts).
   const pinned = turn.taskMessage ?? undefined;
   if (!wouldCompress(turn.context, settings.keepRecent, pinned !== undefined ? { pinned } : {})) return null;
@@ -35,12 +36,13 @@ export async function* compressTurn(turn: TurnState, deps: AgentDeps, reason: Co
     model: turn.model,
     numCtx: turn.numCtx,
     keepAlive: turn.settings.keepAlive,
+    windowTokens: turn.contextBudget,
     signal: turn.signal,
     context: turn.context,
     keepRecent: settings.keepRecent,
     maxSummaryTokens: settings.maxSummaryTokens,
     promptText: renderCompressionPrompt(template, settings.maxSummaryTokens),
-    budgetTokens: compressionBudget(turn.numCtx, overhead),
+    budgetTokens: compressionBudget(turn.contextBudget, overhead),
     ...(pinned !== undefined ? { pinned } : {}),
   });
   const events: AgentEvent[] = [];

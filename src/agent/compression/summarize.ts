@@ -31,6 +31,8 @@ export interface CompressionInput {
   numCtx: number;
   /** The run's `keep_alive`, sent with the summariser call. */
   keepAlive?: string | number;
+  /** The window the request must fit when smaller than num_ctx (the server's real context, after an overflow refusal). */
+  windowTokens?: number;
   /** Aborts the summariser call; an abort always propagates. */
   signal: AbortSignal;
   /** The stored context (system messages already stripped). Never mutated. */
@@ -109,7 +111,7 @@ export async function compressContext(input: CompressionInput): Promise<Compress
   const system = renderCompressionPrompt(input.promptText, cap);
   // The summariser's request must fit too: its prompt, the transcript and room for the answer.
   const promptTokens = contextTokens([{ role: 'system', content: system }]);
-  const transcriptChars = (input.numCtx - promptTokens - cap - SUMMARISER_MARGIN_TOKENS) * CHARS_PER_TOKEN;
+  const transcriptChars = (Math.min(input.numCtx, input.windowTokens ?? input.numCtx) - promptTokens - cap - SUMMARISER_MARGIN_TOKENS) * CHARS_PER_TOKEN;
   const transcript = `Summarise this conversation (${older.length} messages):\n\n${renderTranscript(older, transcriptChars - 64)}`;
 
   let summary: string | null = null;

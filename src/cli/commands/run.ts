@@ -115,7 +115,7 @@ function outcomeMessage(reason: StopReason, iterations: number, sessionId: strin
     case 'interrupted':
       return `interrupted; everything so far is saved in session ${sessionId}`;
     case 'context_too_large':
-      return 'the conversation no longer fits the model context window (num_ctx)';
+      return error ?? 'the conversation no longer fits the model context window (num_ctx)';
   }
 }
 
