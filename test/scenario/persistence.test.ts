@@ -14,7 +14,6 @@ import {
   requestMessages,
   resultOf,
   scenario,
-  withoutTransient,
   writeFiles,
   type Scenario,
 } from './helpers.js';
@@ -62,18 +61,20 @@ forEachBackend((backend) => {
       expect(session?.promptTokens).toBe(usage.prompt_tokens);
       expect(session?.completionTokens).toBe(usage.completion_tokens);
 
-      expect(messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      // The task, then the first call's budget note: stored, since a note once sent stays (append-only history).
+      expect(messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(messages.map((m) => ({ role: m.role, content: m.content, tool_name: m.tool_name, calls: m.tool_calls?.map((c) => c.name) }))).toEqual([
         { role: 'user', content: PROMPT, tool_name: undefined, calls: undefined },
+        { role: 'user', content: expect.stringContaining('[Iteration 1 of 40') as string, tool_name: undefined, calls: undefined },
         { role: 'assistant', content: '', tool_name: undefined, calls: ['write_file'] },
         { role: 'tool', content: outputs[0], tool_name: 'write_file', calls: undefined },
         { role: 'assistant', content: 'Reading.', tool_name: undefined, calls: ['read_file'] },
         { role: 'tool', content: outputs[1], tool_name: 'read_file', calls: undefined },
         { role: 'assistant', content: 'a.txt says: alpha', tool_name: undefined, calls: undefined },
       ]);
-      expect(messages[3]?.thinking).toBe('Now read it back.');
-      expect(messages[5]?.thinking).toBe('It says alpha.');
-      expect(messages[1]?.tool_calls?.[0]?.arguments).toEqual({ path: 'a.txt', content: 'alpha\n' });
+      expect(messages[4]?.thinking).toBe('Now read it back.');
+      expect(messages[6]?.thinking).toBe('It says alpha.');
+      expect(messages[2]?.tool_calls?.[0]?.arguments).toEqual({ path: 'a.txt', content: 'alpha\n' });
       expect(outputs[1]).toBe('alpha');
 
       // The model's view holds the same conversation, reasoning included (it is sent back on
@@ -100,26 +101,26 @@ forEachBackend((backend) => {
       expect(events[0]).toMatchObject({ type: 'run_started', session_id: sessionId, resumed: true });
       expect(resultOf(next)).toMatchObject({ session_id: sessionId, status: 'success', result: 'Continuing: still alpha.' });
 
-      const last = withoutTransient(requestMessages(before[2]));
-      const resumed = withoutTransient(requestMessages(s.chats()[3]));
-      // Same system prompt and history as the last call of the first process, reasoning
-      // included, then the last tool result, the answer and the new prompt.
+      const last = requestMessages(before[2]);
+      const resumed = requestMessages(s.chats()[3]);
+      // Same system prompt and history as the last call of the first process, whole (reasoning
+      // included; notes were stored where they were sent), then the answer, the new prompt and
+      // its first call's budget note.
       expect(resumed.slice(0, last.length)).toEqual(last);
-      const [tool, ...rest] = resumed.slice(last.length);
-      // The tool result as stored: the reminder it carried in request 3 was never saved.
-      expect(tool).toMatchObject({ role: 'tool', tool_name: 'read_file' });
-      expect(String(tool?.content)).toContain('alpha');
-      expect(String(tool?.content)).not.toContain('Iteration');
-      expect(rest).toEqual([
+      const rest = resumed.slice(last.length);
+      expect(rest.slice(0, 2)).toEqual([
         { role: 'assistant', content: 'a.txt says: alpha', thinking: 'It says alpha.' },
         { role: 'user', content: 'next' },
       ]);
+      expect(rest[2]).toMatchObject({ role: 'user', content: expect.stringContaining('[Iteration 1 of 40') as string });
+      expect(rest).toHaveLength(3);
       expect(JSON.stringify(s.chats()[3]?.body?.tools)).toBe(JSON.stringify(before[0]?.body?.tools));
 
       const messages = await s.db.withStore((store) => store.messages.list(sessionId));
-      expect(messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-      expect(messages.slice(6).map((m) => [m.role, m.content])).toEqual([
+      expect(messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(messages.slice(7).map((m) => [m.role, m.content])).toEqual([
         ['user', 'next'],
+        ['user', expect.stringContaining('[Iteration 1 of 40')],
         ['assistant', 'Continuing: still alpha.'],
       ]);
     }, LONG_SCENARIO_TIMEOUT_MS);
@@ -147,14 +148,14 @@ forEachBackend((backend) => {
       expect(show.stdout).toContain('── user #1');
       expect(show.stdout).toContain(PROMPT);
       expect(show.stdout).toContain('→ write_file {"path":"a.txt","content":"alpha\\n"}');
-      expect(show.stdout).toContain('── tool read_file #5');
-      expect(show.stdout).toContain('── assistant #6\na.txt says: alpha');
+      expect(show.stdout).toContain('── tool read_file #6');
+      expect(show.stdout).toContain('── assistant #7\na.txt says: alpha');
 
       const showJson = await s.navi(['sessions', 'show', sessionId, '-o', 'json']);
       expect(showJson.code, describeRun(showJson)).toBe(0);
       const shown = JSON.parse(showJson.stdout) as { session: { id: string }; messages: Array<{ seq: number; role: string }> };
       expect(shown.session.id).toBe(sessionId);
-      expect(shown.messages.map((m) => `${m.seq}:${m.role}`)).toEqual(['1:user', '2:assistant', '3:tool', '4:assistant', '5:tool', '6:assistant']);
+      expect(shown.messages.map((m) => `${m.seq}:${m.role}`)).toEqual(['1:user', '2:user', '3:assistant', '4:tool', '5:assistant', '6:tool', '7:assistant']);
     }, LONG_SCENARIO_TIMEOUT_MS);
 
     it('`navi sessions rm` deletes the session and everything stored with it', async () => {
@@ -215,7 +216,7 @@ forEachBackend((backend) => {
         messages: await store.messages.list(sessionId),
         context: await store.context.load(sessionId),
       }));
-      expect(stored.messages).toHaveLength(6);
+      expect(stored.messages).toHaveLength(7);
       expect(JSON.stringify(stored)).not.toContain(SECRET);
 
       const shown = await s.navi(['sessions', 'show', sessionId]);
