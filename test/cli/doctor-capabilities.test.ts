@@ -29,7 +29,7 @@ const MODELS: FakeModel[] = [
 describe('doctorNumCtx', () => {
   it.each<[number, boolean, number | undefined, string, string | undefined]>([
     [65536, false, 40960, '; runs use num_ctx 40960 (the default 65536 fitted to the model)', undefined],
-    [65536, true, 40960, '', 'exceeds'],
+    [65536, true, 40960, '; runs use num_ctx 40960', 'Ollama clamps it, so runs use 40960'],
     [32768, true, 40960, '', undefined],
     [65536, false, undefined, '', undefined],
     [65536, false, 131072, '', undefined],

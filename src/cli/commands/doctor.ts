@@ -124,13 +124,19 @@ function modelCheck(info: ModelDetails, llm: LlmConfig, numCtxExplicit: boolean)
 }
 
 /**
- * What doctor says about num_ctx, as runs use it (`effectiveNumCtx`, src/agent/turn.ts): a value
- * the user set is sent as is (a warning when it exceeds the model's context length); the
- * default is fitted to the model, which is no cause for a warning. Pure; table-tested.
+ * What doctor says about num_ctx, as runs use it (`effectiveNumCtx`, src/agent/turn-state.ts):
+ * always lowered to the model's context length, as Ollama clamps it there; a value the user set
+ * above it gets a warning (the setting does not do what it says), the default none. Pure;
+ * table-tested.
  */
 export function doctorNumCtx(configured: number, explicit: boolean, contextLength: number | undefined): { note: string; warning?: string } {
   if (contextLength === undefined || contextLength <= 0 || configured <= contextLength) return { note: '' };
-  if (explicit) return { note: '', warning: `llm.num_ctx ${configured} (set in your configuration) exceeds the model's context length ${contextLength}; answers may degrade past it — lower llm.num_ctx` };
+  if (explicit) {
+    return {
+      note: `; runs use num_ctx ${contextLength}`,
+      warning: `llm.num_ctx ${configured} (set in your configuration) exceeds the model's context length ${contextLength}; Ollama clamps it, so runs use ${contextLength} — lower llm.num_ctx to match, or use a model with a larger context`,
+    };
+  }
   return { note: `; runs use num_ctx ${contextLength} (the default ${configured} fitted to the model)` };
 }
 
