@@ -32,6 +32,8 @@ export class TurnToolHost implements TurnHost {
 
   async plan(args: { reason?: string; updated_goal?: string }): Promise<ToolResult> {
     const { state } = this;
+    // The planner writes the todo list of this session.
+    await state.writesLanded();
     const change = await this.services.plan(state, args);
     state.recordServiceCalls(change.calls, change.usage);
     const { log } = change;
@@ -41,7 +43,9 @@ export class TurnToolHost implements TurnHost {
     return change.result;
   }
 
-  spawnAgent(args: SpawnArgs): Promise<ToolResult> {
+  async spawnAgent(args: SpawnArgs): Promise<ToolResult> {
+    // The sub-agent's session refers to this one (parent_id).
+    await this.state.writesLanded();
     return this.services.spawn(this.state, args);
   }
 
@@ -72,6 +76,8 @@ export class TurnToolHost implements TurnHost {
 
   async remember(fact: string): Promise<ToolResult> {
     const { deps, toolCtx } = this.state;
+    // The memory refers to the session, whose creation may still be on its way (issue 18 item 5).
+    await this.state.writesLanded();
     const store = await deps.store;
     const record = await store.memories.add(deps.user ?? 'local', fact.trim(), 'tool', toolCtx.sessionId);
     await refreshMemory(deps.store, deps.user ?? 'local', deps.memoryCache);

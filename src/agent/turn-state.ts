@@ -150,9 +150,15 @@ export class TurnState {
       signal: input.signal,
       state: {
         getTodos: async (id) => (await store).state.getTodos(id),
-        setTodos: async (id, items) => (await store).state.setTodos(id, items),
+        setTodos: async (id, items) => {
+          await this.writesLanded();
+          return (await store).state.setTodos(id, items);
+        },
         getScratchpad: async (id) => (await store).state.getScratchpad(id),
-        setScratchpad: async (id, entries) => (await store).state.setScratchpad(id, entries),
+        setScratchpad: async (id, entries) => {
+          await this.writesLanded();
+          return (await store).state.setScratchpad(id, entries);
+        },
       },
       shell: settings.shell,
       redact: settings.redact,
@@ -162,6 +168,14 @@ export class TurnState {
       agentPath: input.subagent?.agentPath ?? [profile.id],
     };
     this.loadTools(input.subagent?.toolNames ?? filterTools(this.profileTools(profile), input.toolFilter));
+  }
+
+  /**
+   * Waits for the writes queued so far (a new session's creation among them, held until the
+   * model answered): what a tool writes to the store itself refers to the session.
+   */
+  writesLanded(): Promise<void> {
+    return this.writer.flush();
   }
 
   /** The agent-level tools' host (set once by the driver; the tools reach the turn through it). */

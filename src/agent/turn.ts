@@ -247,15 +247,12 @@ export class Turn {
       state.writer.throwIfFailed();
       throw err;
     }
-    if (state.writer.holding) {
-      // The new session's first writes (the session itself, the task) were held until the model
-      // answered: they must have landed before a tool acts on the answer, since tools such as
-      // remember, todo and the planner write to the store directly, referring to the session
-      // (issue 18 item 5: "Session … does not exist" from a first-call remember).
-      state.writer.release();
-      durable = state.writer.flush();
-      durable.catch(() => undefined); // awaited below; not unhandled meanwhile
-    }
+    // The new session's first writes (the session itself, the task) were held until the model
+    // answered; they go out now. A tool that writes to the store itself, referring to the session
+    // (remember, todo, scratchpad, spawn_agent), waits for them first (TurnState.writesLanded;
+    // issue 18 item 5: "Session … does not exist" from a first-call remember); the others (read a
+    // file, run a command) overlap a store still opening.
+    state.writer.release();
     if (fitting.kind === 'too_large') return yield* this.tooLarge(fitting.message, iteration);
     const { outcome } = fitting;
     const { reply } = outcome;
