@@ -60,9 +60,10 @@ forEachBackend((backend) => {
       expect(resultOf(run)).toMatchObject({ status: 'success', result: 'All fifty ran.', num_turns: 2 });
 
       const stored = await expectConsistentSession(s.db, String(resultOf(run).session_id));
-      expect(stored.messages).toHaveLength(1 + 1 + MANY + 1);
-      expect(stored.messages[1]?.tool_calls?.map((c) => c.arguments)).toEqual(calls.map((c) => c.arguments));
-      expect(stored.messages.slice(2, 2 + MANY).map((m) => m.content.split('\n')[0])).toEqual(calls.map((_, i) => `call-${i}`));
+      // Task, first budget note (stored: append-only history), the call, its results, the answer.
+      expect(stored.messages).toHaveLength(1 + 1 + 1 + MANY + 1);
+      expect(stored.messages[2]?.tool_calls?.map((c) => c.arguments)).toEqual(calls.map((c) => c.arguments));
+      expect(stored.messages.slice(3, 3 + MANY).map((m) => m.content.split('\n')[0])).toEqual(calls.map((_, i) => `call-${i}`));
 
       const chats = s.chats();
       expect(chats).toHaveLength(2);
@@ -101,13 +102,13 @@ forEachBackend((backend) => {
       expect(fs.statSync(path.join(s.cwd, 'big.txt')).size).toBe(content.length);
       expect(fs.readFileSync(path.join(s.cwd, 'big.txt'), 'utf8') === content, 'the file holds the argument byte for byte').toBe(true);
       const stored = await expectConsistentSession(s.db, String(result.session_id));
-      expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
-      expect(stored.messages[4]?.content).toBe(`created big.txt (${content.length} bytes)`);
+      expect(stored.messages.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+      expect(stored.messages[5]?.content).toBe(`created big.txt (${content.length} bytes)`);
       // Every later request carries a truncated view of the argument, not 20 MB again.
       const later = s.chats().slice(2).map((r) => r.bytes);
       expect(later.length).toBeGreaterThan(0);
       for (const bytes of later) expect(bytes, 'bytes of a request after the big call').toBeLessThan(1_000_000);
-      expect((stored.messages[3]?.tool_calls?.[0]?.arguments as { content: string }).content === content, 'the call is stored whole').toBe(true);
+      expect((stored.messages[4]?.tool_calls?.[0]?.arguments as { content: string }).content === content, 'the call is stored whole').toBe(true);
       // Linearity of reading the line is asserted load-independently (a CPU-time ratio) in
       // test/llm/ollama-client-stream.test.ts; the figures above are for the report.
     }, LONG_SCENARIO_TIMEOUT_MS);
@@ -138,12 +139,16 @@ forEachBackend((backend) => {
       const stored = await expectConsistentSession(s.db, String(result.session_id));
       expect(stored.messages.map((m) => [m.role, m.content])).toEqual([
         ['user', 'think forever'],
+        ['user', expect.stringContaining('[Iteration 1 of')],
         ['assistant', ''],
       ]);
       // Everything shown was kept (the stream may have delivered a little more before the stop).
-      expect(stored.messages[1]?.thinking?.startsWith(streamed)).toBe(true);
-      // Reasoning alone is not an answer: the model's view holds the prompt only.
-      expect(stored.context).toEqual([{ role: 'user', content: 'think forever' }]);
+      expect(stored.messages[2]?.thinking?.startsWith(streamed)).toBe(true);
+      // Reasoning alone is not an answer: the model's view holds the prompt (and the note its request carried) only.
+      expect(stored.context).toEqual([
+        { role: 'user', content: 'think forever' },
+        { role: 'user', content: expect.stringContaining('[Iteration 1 of') as string },
+      ]);
     }, SCENARIO_TIMEOUT_MS);
   });
 });

@@ -133,15 +133,16 @@ forEachBackend((backend) => {
       const stored = await expectConsistentSession(s.db, sessionId);
       expect(roles(stored.messages)).toEqual([
         'user',
+        'user',
         'assistant(write_file)',
         'tool:write_file',
         'assistant(shell,list_dir)',
         'tool:shell',
         'tool:list_dir',
       ]);
-      expect(stored.messages[1]?.thinking).toBe('write it');
-      expect(stored.messages[4]?.content).toContain('alpha');
-      expect(stored.context).toHaveLength(6);
+      expect(stored.messages[2]?.thinking).toBe('write it');
+      expect(stored.messages[5]?.content).toContain('alpha');
+      expect(stored.context).toHaveLength(7);
 
       // Continue: the new request replays every call with its result, then the new prompt.
       const next = await s.navi(['run', '-o', 'stream-json', '--session', sessionId, 'go on']);
@@ -150,10 +151,11 @@ forEachBackend((backend) => {
       expect(resultOf(next)).toMatchObject({ status: 'success', result: 'Picked up where I left off.' });
       const request = requestMessages(s.chats().at(-1));
       expectWellFormedRequest(request);
-      expect(request.filter((m) => m.role !== 'system').map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'tool', 'user', 'user']);
+      expect(request.filter((m) => m.role !== 'system').map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool', 'assistant', 'tool', 'tool', 'user', 'user']);
       expect(request.at(-1)?.content, 'the reminder rides in a trailing user message').toMatch(/^\[Iteration 1 of/);
       const after = await expectConsistentSession(s.db, sessionId);
-      expect(after.messages).toHaveLength(8);
+      // The 7 of the first run, then the new prompt, its budget note and the answer.
+      expect(after.messages).toHaveLength(10);
     }, SCENARIO_TIMEOUT_MS);
   });
 });

@@ -177,8 +177,9 @@ forEachBackend((backend) => {
 
         const sessionId = String(result.session_id);
         const stored = await expectConsistentSession(s.db, sessionId);
-        expect(roles(stored.messages)).toEqual(['user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file']);
-        expect(stored.messages[1]?.content).toBe('Running both.');
+        // (The second: the first call's budget note, stored where it was sent.)
+        expect(roles(stored.messages)).toEqual(['user', 'user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file']);
+        expect(stored.messages[2]?.content).toBe('Running both.');
 
         if (signal === 'SIGTERM') return; // the continuation is the same for both
         const next = await s.navi(['run', '-o', 'stream-json', '--session', sessionId, 'go on'], { env: FAST_TIMEOUTS });
@@ -188,7 +189,7 @@ forEachBackend((backend) => {
         const request = requestMessages(s.chats().at(-1));
         expectWellFormedRequest(request);
         // …and the trailing user message that carries this call's reminder.
-        expect(wireRoles(request.filter((m) => m.role !== 'system'))).toEqual(['user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file', 'user', 'user']);
+        expect(wireRoles(request.filter((m) => m.role !== 'system'))).toEqual(['user', 'user', 'assistant(shell,write_file)', 'tool:shell', 'tool:write_file', 'user', 'user']);
       }, SCENARIO_TIMEOUT_MS);
     }
   });
@@ -218,7 +219,7 @@ forEachBackend((backend) => {
 
       const sessionId = String(started.session_id);
       const before = await expectConsistentSession(s.db, sessionId, { pairs: false });
-      expect(roles(before.messages)).toEqual(['user', 'assistant(shell,list_dir)']);
+      expect(roles(before.messages)).toEqual(['user', 'user', 'assistant(shell,list_dir)']);
 
       const next = await s.navi(['run', '-o', 'stream-json', '--session', sessionId, 'go on'], { env: FAST_TIMEOUTS });
       expectCleanExit(next, [0]);
