@@ -29,17 +29,27 @@ export function requestDiff(recorded: RequestView, now: RequestView): string[] {
     if (a.body_text !== undefined || b.body_text !== undefined) return textDiff('body', a.body_text ?? '', b.body_text ?? '');
     return textDiff('body', JSON.stringify(a.body) ?? '', JSON.stringify(b.body) ?? '', true);
   }
-  const settings = frameDiff(recorded.blobs.get(a.frame ?? ''), now.blobs.get(b.frame ?? ''));
+  const frameA = recorded.blobs.get(a.frame ?? '');
+  const frameB = now.blobs.get(b.frame ?? '');
+  const settings = frameDiff(frameA, frameB, DERIVED_SETTINGS);
   if (settings.length > 0) return settings;
   const tools = toolsDiff(recorded, now);
   if (tools.length > 0) return tools;
-  return messagesDiff(recorded, now);
+  const messages = messagesDiff(recorded, now);
+  if (messages.length > 0) return messages;
+  return frameDiff(frameA, frameB);
 }
 
-function frameDiff(a: unknown, b: unknown): string[] {
+/**
+ * Settings navi derives from the rest of the request (the reply bound follows the prompt's
+ * size): when they differ, a changed message or tool is the cause to show; alone, they are shown.
+ */
+const DERIVED_SETTINGS: ReadonlySet<string> = new Set(['options.num_predict']);
+
+function frameDiff(a: unknown, b: unknown, ignore: ReadonlySet<string> = new Set()): string[] {
   const flatA = flatten(a);
   const flatB = flatten(b);
-  const keys = [...new Set([...flatA.keys(), ...flatB.keys()])].filter((k) => flatA.get(k) !== flatB.get(k));
+  const keys = [...new Set([...flatA.keys(), ...flatB.keys()])].filter((k) => !ignore.has(k) && flatA.get(k) !== flatB.get(k));
   if (keys.length === 0) return [];
   const lines = keys.slice(0, MAX_SETTINGS).map((k) => `setting ${k}: recorded ${flatA.get(k) ?? '(absent)'}, now ${flatB.get(k) ?? '(absent)'}`);
   if (keys.length > MAX_SETTINGS) lines.push(`(and ${keys.length - MAX_SETTINGS} more settings)`);

@@ -81,9 +81,10 @@ forEachBackend((backend) => {
     }, SCENARIO_TIMEOUT_MS);
 
     it('every chat says truncate:false; a prompt larger than the loaded context ends exit 1 naming both sizes', async () => {
-      // An explicit num_ctx 65536 is what navi budgets with; the server clamps it to the model's
-      // 1024 (llm/server.go 111-117), and the request is larger than that.
-      const s = await scenario(backend, { models: [{ name: 'qwen3:8b', context_length: 1024 }], turns: [{ content: 'never' }], on_exhausted: 'error' });
+      // /api/show does not say the model's context (a server older than model_info), so navi
+      // budgets with num_ctx 65536; the server clamps it to the model's 1024 (llm/server.go
+      // 111-117), and the request is larger than that.
+      const s = await scenario(backend, { models: [{ name: 'qwen3:8b', trained_context: 1024 }], turns: [{ content: 'never' }], on_exhausted: 'error' });
       const run = await s.navi(['run', '-o', 'json', 'hello'], { env: { OLLAMA_NUM_CTX: '65536' } });
       // Nothing to compress in a first request: the turn ends context_too_large (turn-wire.test.ts has the rest).
       expectFailure(run, 1, /The conversation \(\d+ tokens\) does not fit the context of 1024 tokens Ollama loaded for qwen3:8b/);

@@ -53,7 +53,8 @@ forEachBackend(
         const sessionB = String((JSON.parse(doneB.stdout) as { session_id: string }).session_id);
         await s.db.withStore(async (store) => {
           expect((await store.sessions.list()).map((x) => x.title).sort()).toEqual(['first', 'second']);
-          expect((await store.messages.list(sessionB)).map((m) => m.content)).toEqual(['second', 'answer of B']);
+          // The prompt, the first call's budget note (stored where it was sent), the answer: once each.
+          expect((await store.messages.list(sessionB)).map((m) => m.content)).toEqual(['second', expect.stringContaining('[Iteration 1 of'), 'answer of B']);
         });
       }, LONG_SCENARIO_TIMEOUT_MS);
 

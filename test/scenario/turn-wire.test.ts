@@ -39,7 +39,7 @@ const READS: FakeTurn[] = [
  * system prompt and tool schemas weigh today.
  */
 async function measure(backend: Backend, script: FakeScript, prompt: string): Promise<number[]> {
-  const probe = await scenario(backend, { ...script, models: [{ name: 'qwen3:8b', context_length: 262144 }] });
+  const probe = await scenario(backend, { ...script, models: [{ name: 'qwen3:8b', trained_context: 262144 }] });
   writeFiles(probe.cwd, FILES);
   const run = await probe.navi(['run', '-o', 'json', prompt], { env: { OLLAMA_NUM_CTX: '65536' } });
   expect(run.code, describeRun(run)).toBe(0);
@@ -66,7 +66,7 @@ forEachBackend((backend) => {
       const [, , third, fourth] = sizes as [number, number, number, number];
       // Room for the first three calls, not the fourth (num_ctx 65536 is clamped to it: llm/server.go 111-117).
       const window = Math.floor((third + fourth) / 2);
-      const s = await scenario(backend, { ...script, models: [{ name: 'qwen3:8b', context_length: window }] });
+      const s = await scenario(backend, { ...script, models: [{ name: 'qwen3:8b', trained_context: window }] });
       writeFiles(s.cwd, FILES);
       const run = await s.navi(['run', '-o', 'stream-json', prompt], { env: { OLLAMA_NUM_CTX: '65536' } });
       expect(run.code, describeRun(run)).toBe(0);
@@ -97,7 +97,7 @@ forEachBackend((backend) => {
         'the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length';
       const window = fourth + 50;
       const s = await scenario(backend, {
-        models: [{ name: 'qwen3:8b', context_length: window }],
+        models: [{ name: 'qwen3:8b', trained_context: window }],
         turns: [...READS, { http_status: 400, error_message: LONGER }, { content: 'Summary: read the three files.' }, { content: 'Done.' }],
         on_exhausted: 'error',
       });
@@ -114,7 +114,7 @@ forEachBackend((backend) => {
     }, LONG_SCENARIO_TIMEOUT_MS);
 
     it('a prompt that cannot be made to fit ends context_too_large (exit 1) naming both sizes and the fix', async () => {
-      const s = await scenario(backend, { models: [{ name: 'qwen3:8b', context_length: 1024 }], turns: [{ content: 'never' }], on_exhausted: 'error' });
+      const s = await scenario(backend, { models: [{ name: 'qwen3:8b', trained_context: 1024 }], turns: [{ content: 'never' }], on_exhausted: 'error' });
       const run = await s.navi(['run', '-o', 'json', 'hello'], { env: { OLLAMA_NUM_CTX: '65536' } });
       expect(run.code, describeRun(run)).toBe(1);
       expect(run.stderr).toMatch(/\(\d+ tokens\) does not fit the context of 1024 tokens Ollama loaded for qwen3:8b \(navi asked for num_ctx 65536\); nothing in it could be compressed/);
@@ -128,7 +128,7 @@ forEachBackend((backend) => {
       const prompt = `Read a.txt and report.\n${'Background: '.repeat(700)}`;
       const turns: FakeTurn[] = [READS[0] as FakeTurn, { content: 'Done.' }];
       const [first] = (await measure(backend, { turns, on_exhausted: 'error' }, prompt)) as [number];
-      const s = await scenario(backend, { turns, on_exhausted: 'error', ignores_truncate: true, models: [{ name: 'qwen3:8b', context_length: first + 200 }] });
+      const s = await scenario(backend, { turns, on_exhausted: 'error', ignores_truncate: true, models: [{ name: 'qwen3:8b', trained_context: first + 200 }] });
       writeFiles(s.cwd, FILES);
       const run = await s.navi(['run', '-o', 'stream-json', prompt], { env: { OLLAMA_NUM_CTX: '65536' } });
       expect(run.code, describeRun(run)).toBe(0);

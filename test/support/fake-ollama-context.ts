@@ -25,7 +25,7 @@ const DEFAULT_KEEP_ALIVE_NS = 5 * 60 * 1e9;
 export function loadedContext(model: FakeModel, body: Record<string, unknown>): number {
   const options = body.options as { num_ctx?: unknown } | undefined;
   const requested = typeof options?.num_ctx === 'number' && options.num_ctx > 0 ? Math.floor(options.num_ctx) : DEFAULT_NUM_CTX;
-  const trained = model.context_length;
+  const trained = model.context_length ?? model.trained_context;
   return Math.max(4, trained !== undefined && trained > 0 && requested > trained ? trained : requested);
 }
 

@@ -11,6 +11,12 @@ export interface FakeModel {
   /** Reported by `/api/show` as `model_info["<arch>.context_length"]`; omitted when absent. */
   context_length?: number;
   /**
+   * The trained context the runner clamps `num_ctx` to (llm/server.go 111-117) when `/api/show`
+   * does not report it (`context_length` absent: a server older than model_info, or a GGUF
+   * without the key): navi cannot know it before the server refuses a prompt for size.
+   */
+  trained_context?: number;
+  /**
    * `/api/show` capabilities; default `['completion', 'tools', 'thinking']`. `/api/chat` enforces
    * them as ChatHandler does: `think` on a model without `thinking`, `tools` on one without
    * `tools`, and any chat on one without `completion` are 400s.
