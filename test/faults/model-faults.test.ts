@@ -83,7 +83,8 @@ forEachBackend((backend) => {
         turns: [
           // A cheap first turn, so the store is open and warm when the big line arrives.
           { tool_calls: [{ name: 'list_dir', arguments: {} }] },
-          { tool_calls: [{ name: 'write_file', arguments: { path: 'big.txt', content } }] },
+          // No model writes 20 MB within a bounded reply (num_predict): a server that ignores the bound.
+          { tool_calls: [{ name: 'write_file', arguments: { path: 'big.txt', content } }], ignores_num_predict: true },
           { content: 'Wrote it.' },
         ],
         on_exhausted: 'done',

@@ -123,6 +123,11 @@ export interface FakeTurn {
    * on the same port with nothing loaded (/api/ps empty). The script goes on where it was.
    */
   restart_ms?: number;
+  /**
+   * Played whole whatever `options.num_predict` says: a server (or proxy) that does not honour
+   * the bound, for faults no real model could produce within one (a 20 MB tool argument).
+   */
+  ignores_num_predict?: boolean;
   /** Send `{"error": error_line}` after the first `error_after_chunks` lines and end. */
   error_line?: string;
   /** Lines sent before `error_line` or the garbage; default 1. */
@@ -619,7 +624,7 @@ const FAKE_CHARS_PER_TOKEN = 4;
  */
 export function boundedTurn(turn: FakeTurn, numPredict: unknown): FakeTurn {
   if (typeof numPredict !== 'number' || numPredict <= 0 || turn.lines !== undefined) return turn;
-  if (turn.http_status !== undefined || turn.tool_parse_error !== undefined) return turn;
+  if (turn.http_status !== undefined || turn.tool_parse_error !== undefined || turn.ignores_num_predict === true) return turn;
   const budget = Math.floor(numPredict) * FAKE_CHARS_PER_TOKEN;
   const thinking = turn.thinking ?? '';
   const content = turn.content ?? '';
