@@ -4,6 +4,7 @@
  * `--system-prompt`, `--mcp-config`, `--add-dir`, `--think`/`--no-think`, `--temperature`,
  * `--num-ctx`, `--timeout`. Each problem is exit 2 naming the flag.
  */
+import { THINK_LEVELS, type ThinkValue } from '../think.js';
 import { statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parseDuration } from '../config/duration.js';
@@ -24,9 +25,6 @@ export interface AgentFlagArgs {
   timeout?: unknown;
 }
 
-/** The reasoning levels `--think` takes (Ollama's `think` levels). */
-export const THINK_LEVELS = ['low', 'medium', 'high'] as const;
-
 /** A repeatable flag's values (yargs gives one string, or an array when repeated). */
 export function listFlag(raw: unknown): string[] {
   const values: unknown[] = Array.isArray(raw) ? raw : [raw];
@@ -40,18 +38,17 @@ function lastValue(raw: unknown): string | number | boolean | undefined {
 }
 
 /**
- * `--think [LEVEL]` / `--no-think` as the config's `llm.think`. A level asks for reasoning: this
- * tree's `llm.think` is a boolean, so a level is sent as `true` (the level itself reaches the
- * model once the config takes level strings).
+ * `--think [LEVEL]` / `--no-think` as the config's `llm.think`: true, false, or the effort level
+ * ("low" | "medium" | "high"), which requests send as it is (gpt-oss needs a level).
  */
-export function thinkFlag(raw: unknown): boolean | undefined {
+export function thinkFlag(raw: unknown): ThinkValue | undefined {
   const value = lastValue(raw);
   if (value === undefined) return undefined;
   if (typeof value === 'boolean') return value;
   const text = String(value).trim().toLowerCase();
   if (text === '' || text === 'true') return true;
   if (text === 'false') return false;
-  if ((THINK_LEVELS as readonly string[]).includes(text)) return true;
+  if ((THINK_LEVELS as readonly string[]).includes(text)) return text as ThinkValue;
   throw new InvalidInputError('flag_invalid', `--think takes ${THINK_LEVELS.join(', ')} (or --no-think for none); got '${printable(String(value))}'`);
 }
 

@@ -78,7 +78,7 @@ forEachBackend((backend) => {
       const run = await s.navi(['run', '--think', 'high', '--temperature', '0.3', '--num-ctx', '4096', 'say something']);
       expect(run.code, describeRun(run)).toBe(0);
       const body = bodyOf(s, 0);
-      expect(body.think).toBe(true);
+      expect(body.think).toBe('high');
       expect(body.options).toMatchObject({ temperature: 0.3, num_ctx: 4096 });
       const off = await s.navi(['run', '--no-think', 'say something else']);
       expect(off.code, describeRun(off)).toBe(0);
