@@ -16,18 +16,19 @@ export function interrupted(): Ending {
   return { status: 'interrupted', reason: 'interrupted', message: 'interrupted; the run is saved', marker: null };
 }
 
-/** The ending of a turn stopped early: interrupt, deadline or the per-iteration timeout. */
 /**
  * The ending an agent turn forces after its iteration is recorded, whatever the gate said:
- * a conversation that no longer fits the window cannot go on. Other turn outcomes (a cut-off
- * answer, a model that kept failing) are judged by the evidence like any iteration.
+ * a conversation that does not fit the window cannot go on (`error`: the turn's message, with
+ * the sizes and the fix). Other turn outcomes (a cut-off answer, a model that kept failing) are
+ * judged by the evidence like any iteration.
  */
-export function turnEnding(stopReason: StopReason): Ending | null {
-  return stopReason === 'context_too_large'
-    ? { status: 'failed', reason: 'context_too_large', message: 'the conversation no longer fits the model context window (num_ctx); raise llm.num_ctx or start a new run', marker: 'partial' }
-    : null;
+export function turnEnding(stopReason: StopReason, error?: string): Ending | null {
+  if (stopReason !== 'context_too_large') return null;
+  const message = error ?? 'the conversation does not fit the model context window (num_ctx); raise llm.num_ctx or start a new run';
+  return { status: 'failed', reason: 'context_too_large', message, marker: 'partial' };
 }
 
+/** The ending of a turn stopped early: interrupt, deadline or the per-iteration timeout. */
 export function stopEnding(stop: 'interrupted' | 'deadline' | 'iteration_timeout', opts: LoopRunOptions): Ending {
   if (stop === 'interrupted') return interrupted();
   if (stop === 'deadline') {

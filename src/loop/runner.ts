@@ -284,7 +284,7 @@ class LoopRunner {
       finishedAt: new Date(this.now()),
     };
     const pending: PendingDecision = { evaluation: ev, final_text: turn.activity.finalText, last_action: turn.activity.lastAction, previous_hash: s.previousHash };
-    return yield* this.conclude(n, pending, { row, evidence }, turnEnding(turn.outcome.stopReason));
+    return yield* this.conclude(n, pending, { row, evidence }, turnEnding(turn.outcome.stopReason, turn.outcome.error));
   }
 
   /** The run row's counters as the runner holds them. */

@@ -3,7 +3,8 @@
  * takeover rules, the iteration message, git porcelain parsing, and evaluation of an iteration.
  */
 import { describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../../src/agent/events.js';
+import type { AgentEvent, StopReason } from '../../src/agent/events.js';
+import { turnEnding } from '../../src/loop/runner-events.js';
 import { loopSignalTool } from '../../src/loop/loop-signal-tool.js';
 import { pickOption } from '../../src/cli/loop-decisions.js';
 import { ActivityCollector, normalizeToolPath, shellExitCode } from '../../src/loop/activity.js';
@@ -295,5 +296,18 @@ describe('evaluateIteration', () => {
     expect(ev.consecutive).toBe(3);
     expect(ev.block).toContain('Stagnation: 3/3');
     expect(ev.block).toContain('Previous Hash: 9ea082');
+  });
+});
+
+describe('turnEnding: the endings a turn forces', () => {
+  it.each<[string, string | undefined, string | null]>([
+    ['completed', undefined, null],
+    ['truncated', 'cut off', null],
+    ['context_too_large', 'The conversation no longer fits the model\'s context window (about 9000 tokens; num_ctx 8192). Start a new session, or use a model with a larger context.', 'about 9000 tokens; num_ctx 8192'],
+    ['context_too_large', undefined, 'raise llm.num_ctx'],
+  ])('%s (%s)', (reason, error, says) => {
+    const ending = turnEnding(reason as StopReason, error);
+    if (says === null) expect(ending).toBeNull();
+    else expect(ending).toMatchObject({ status: 'failed', reason: 'context_too_large', message: expect.stringContaining(says) as string });
   });
 });
