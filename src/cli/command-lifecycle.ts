@@ -92,7 +92,9 @@ export async function withAgentCommand<T>(args: GlobalArgs, opts: LifecycleOptio
     const outcome = await body(scope);
     return typeof outcome === 'number' ? stop.finish(outcome) : outcome;
   } catch (err) {
-    const sessionId = ids.storedSession !== undefined ? await ids.storedSession() : ids.sessionId;
+    // A stop saves what was said (the prompt included): no lookup, which could queue behind the
+    // very write that is stuck.
+    const sessionId = ids.storedSession !== undefined && !stop.signal.aborted ? await ids.storedSession() : ids.sessionId;
     const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
     await opts.onFailure?.(code, err, scope);
     return stop.finish(code);

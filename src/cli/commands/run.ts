@@ -166,12 +166,28 @@ export interface LoopHandover {
  */
 async function storedSession(rt: Runtime | null, sessionId: string): Promise<string> {
   if (rt === null || sessionId === '') return '';
+  const lookup = (async () => {
+    try {
+      return (await (await rt.store).sessions.get(sessionId)) ? sessionId : '';
+    } catch {
+      return '';
+    }
+  })();
+  // Bounded: a database that does not answer must not hold the failure's result back.
+  let timer: NodeJS.Timeout | undefined;
+  const unknown = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(''), STORED_SESSION_CHECK_MS);
+    timer.unref();
+  });
   try {
-    return (await (await rt.store).sessions.get(sessionId)) ? sessionId : '';
-  } catch {
-    return '';
+    return await Promise.race([lookup, unknown]);
+  } finally {
+    clearTimeout(timer);
   }
 }
+
+/** How long a failed run looks for its session before naming none. */
+const STORED_SESSION_CHECK_MS = 2_000;
 
 /** `navi run`, as far as one shot goes: an exit code, or the handover to loop mode. */
 export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Promise<number | LoopHandover> {
