@@ -73,10 +73,10 @@ describe('requestStream', () => {
     expect((await it.next()).done).toBe(false);
     await it.return?.();
     expect((await it.next()).done).toBe(true);
-    const closed = (): boolean => server.requests.some((r) => r.path === '/api/chat' && r.clientClosed);
-    // Waits for the condition; the bound is a hang guard far above the real time.
-    for (let i = 0; i < 500 && !closed(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(closed()).toBe(true);
+    // The fake's own close signal; the timeout is only a hang guard far above the real time.
+    const index = server.requests.findIndex((r) => r.path === '/api/chat');
+    const record = await server.waitForClose(index, 30_000);
+    expect(record.clientClosed).toBe(true);
   });
 });
 
