@@ -185,15 +185,7 @@ class OllamaAdapter implements LlmClient {
 
   async listModels(signal?: AbortSignal): Promise<string[]> {
     const raw = await this.metadata('GET', '/api/tags', undefined, signal);
-    const models: unknown = isRecord(raw) ? raw.models : undefined;
-    if (!Array.isArray(models)) return [];
-    const names: string[] = [];
-    for (const m of models as unknown[]) {
-      if (!isRecord(m)) continue;
-      const name = typeof m.name === 'string' ? m.name : m.model;
-      if (typeof name === 'string') names.push(name);
-    }
-    return names;
+    return namedModels(raw).map(([name]) => name);
   }
 
   async runningModels(signal?: AbortSignal): Promise<RunningModel[]> {
@@ -248,19 +240,25 @@ class OllamaAdapter implements LlmClient {
 
 /** `/api/ps`'s answer (api/types.go ProcessResponse); entries or fields of the wrong type are skipped. */
 export function parseRunningModels(raw: unknown): RunningModel[] {
-  const models: unknown = isRecord(raw) ? raw.models : undefined;
-  if (!Array.isArray(models)) return [];
-  const out: RunningModel[] = [];
-  for (const m of models as unknown[]) {
-    if (!isRecord(m)) continue;
-    const name = typeof m.name === 'string' ? m.name : m.model;
-    if (typeof name !== 'string') continue;
+  return namedModels(raw).map(([name, m]) => {
     const entry: RunningModel = { name };
     if (typeof m.context_length === 'number' && m.context_length > 0) entry.contextLength = m.context_length;
     if (typeof m.size === 'number') entry.size = m.size;
     if (typeof m.size_vram === 'number') entry.sizeVram = m.size_vram;
     if (typeof m.expires_at === 'string') entry.expiresAt = m.expires_at;
-    out.push(entry);
+    return entry;
+  });
+}
+
+/** The `models` of a `/api/tags` or `/api/ps` answer with their names (`name`, else `model`); others skipped. */
+function namedModels(raw: unknown): Array<[string, Record<string, unknown>]> {
+  const models: unknown = isRecord(raw) ? raw.models : undefined;
+  if (!Array.isArray(models)) return [];
+  const out: Array<[string, Record<string, unknown>]> = [];
+  for (const m of models as unknown[]) {
+    if (!isRecord(m)) continue;
+    const name = typeof m.name === 'string' ? m.name : m.model;
+    if (typeof name === 'string') out.push([name, m]);
   }
   return out;
 }
