@@ -102,6 +102,40 @@ const englishZodLocalesOnly = {
 };
 
 /**
+ * drizzle-orm's pglite driver imports `@electric-sql/pglite` for four type OIDs and to construct
+ * a client when given none. navi always hands it a client (the worker's, src/store/open.ts), so
+ * in the run bundle that import is this small module: loading PGlite's 500 KB of JavaScript on
+ * the main thread (a `require` in a CommonJS bundle, blocking) is left to the worker thread.
+ * The OIDs are PostgreSQL's own and never change.
+ * @type {import('esbuild').Plugin}
+ */
+const pgliteTypesOnly = {
+  name: 'pglite-types-only',
+  setup(b) {
+    b.onResolve({ filter: /^@electric-sql\/pglite$/ }, ({ importer }) =>
+      /[\\/]drizzle-orm[\\/]pglite[\\/]/.test(importer) ? { path: 'pglite-types', namespace: 'pglite-types-only' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'pglite-types-only' }, () => ({
+      contents: `export const types = { TIMESTAMP: 1114, TIMESTAMPTZ: 1184, INTERVAL: 1186, DATE: 1082 };
+export class PGlite { constructor() { throw new Error("navi's bundle hands drizzle a PGlite client (scripts/build.js)"); } }`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * esbuild's `charset: 'ascii'` escapes strings and identifiers but leaves regular expression
+ * literals as written (`/— (\\d+)/`). Every character above U+007F left is written as `\\uXXXX`
+ * (UTF-16 units, which is what such an escape means in a string, a template and a regular
+ * expression without the `u` flag; with it, a surrogate pair of escapes matches the same
+ * character).
+ * @param {string} text
+ */
+function asciiOnly(text) {
+  return Buffer.from(text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`), 'latin1');
+}
+
+/**
  * A file's path inside the package, `/`-separated (node_modules may be a symlink elsewhere).
  * @param {string} file absolute path
  */
@@ -152,8 +186,38 @@ const started = performance.now();
 /** @type {import('esbuild').BuildOptions} */
 const common = { absWorkingDir: ROOT, platform: 'node', target: 'node20', charset: 'utf8', logLevel: 'warning', write: false };
 
-// The bin: CommonJS (Node 20 loads it faster than an ES module), nothing bundled into it.
-const bin = await build({ ...common, entryPoints: [path.join(SRC, 'cli/main.cts')], outfile: path.join(DIST, 'cli/main.cjs'), format: 'cjs' });
+// The run path (see the header): one CommonJS file, minified and ASCII-only.
+const runEntry = await build({
+  ...common,
+  charset: 'ascii',
+  minify: true,
+  entryPoints: [path.join(SRC, 'cli/run-entry.ts')],
+  outfile: path.join(DIST, 'cli/run-entry.cjs'),
+  bundle: true,
+  format: 'cjs',
+  external: ['@electric-sql/pglite'],
+  // sourceUrls writes `import.meta.url`, which CommonJS lacks: the file's own URL, set by the banner.
+  define: { NAVI_BUNDLED: 'true', 'import.meta.url': '__navi_import_meta_url' },
+  banner: { js: 'var __navi_import_meta_url=require("url").pathToFileURL(__filename).href;' },
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+  plugins: [englishZodLocalesOnly, pgliteTypesOnly, sourceUrls],
+});
+if (process.env.NAVI_BUILD_META) fs.writeFileSync(process.env.NAVI_BUILD_META, JSON.stringify(runEntry.metafile));
+const runEntryOut = runEntry.outputFiles?.find((f) => f.path.endsWith('.cjs'));
+if (!runEntryOut) throw new Error('build: esbuild wrote no run-entry.cjs');
+const runEntryCode = { path: runEntryOut.path, contents: asciiOnly(runEntryOut.text) };
+
+// The bin: CommonJS (Node 20 loads it faster than an ES module), nothing bundled into it. It
+// names its code cache by the hash of run-entry.cjs (src/cli/main.cts).
+const bin = await build({
+  ...common,
+  entryPoints: [path.join(SRC, 'cli/main.cts')],
+  outfile: path.join(DIST, 'cli/main.cjs'),
+  format: 'cjs',
+  define: { NAVI_RUN_ENTRY_HASH: JSON.stringify(createHash('sha256').update(runEntryCode.contents).digest('hex').slice(0, 16)) },
+});
 
 const result = await build({
   ...common,
@@ -169,7 +233,7 @@ const result = await build({
   sourcemap: 'linked',
   sourcesContent: false,
   metafile: true,
-  plugins: [englishZodLocalesOnly, sourceUrls],
+  plugins: [englishZodLocalesOnly, pgliteTypesOnly, sourceUrls],
 });
 
 // The worker thread's code (see the header): a CommonJS script of its own, run by new Worker(path).
@@ -198,6 +262,10 @@ for (const [out, info] of Object.entries(result.metafile.outputs)) {
   if (rel.split('/').length !== OUTPUT_DEPTH) problems.push(`${rel}: not ${OUTPUT_DEPTH} levels below the package root (import.meta.url rewriting assumes it)`);
   if (info.entryPoint) modules[packageRelative(path.resolve(ROOT, info.entryPoint))] = rel;
 }
+// V8 stores a source with one character above U+007F as two bytes a character: the run path's
+// file would take 2–4 times as long to read (README "Performance").
+const nonAscii = runEntryCode.contents.findIndex((byte) => byte > 0x7f);
+if (nonAscii >= 0) problems.push(`cli/run-entry.cjs: a non-ASCII byte at offset ${nonAscii}`);
 for (const [input, info] of Object.entries(result.metafile.inputs)) {
   for (const imp of info.imports) {
     // An external require() inside an ES module bundle throws "Dynamic require … is not supported".
@@ -210,12 +278,12 @@ if (problems.length > 0) {
 }
 fs.mkdirSync(DIST, { recursive: true });
 /** @type {Map<string, Uint8Array>} */
-const out = new Map([...(bin.outputFiles ?? []), ...(worker.outputFiles ?? []), ...(result.outputFiles ?? [])].map((f) => [f.path, f.contents]));
+const out = new Map([...(bin.outputFiles ?? []), ...(runEntry.outputFiles ?? []).filter((f) => f !== runEntryOut), runEntryCode, ...(worker.outputFiles ?? []), ...(result.outputFiles ?? [])].map((f) => [f.path, f.contents]));
 out.set(path.join(DIST, 'modules.json'), Buffer.from(`${JSON.stringify(modules, null, 1)}\n`));
 const template = cachedTemplate();
 if (template.bytes) out.set(TEMPLATE, template.bytes);
 writeDist(out);
-process.stdout.write(`dist/: ${files + 3} files, ${(bytes / 1024).toFixed(0)} KiB of JavaScript, in ${(performance.now() - started).toFixed(0)} ms\n`);
+process.stdout.write(`dist/: ${files + 5} files, ${(bytes / 1024).toFixed(0)} KiB of JavaScript, in ${(performance.now() - started).toFixed(0)} ms\n`);
 if (!template.bytes) makeTemplate(template.cache);
 
 /**

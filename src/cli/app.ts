@@ -11,6 +11,8 @@ import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 import { commandFlags, globalFlags, withFlags } from './flags.js';
 import { commandHelp, currentCommand, examplesText, helpWidth, hideTypes } from './help-layout.js';
+import { exitQuietlyOnBrokenPipe, finish } from './process-exit.js';
+import { runFast } from './run-entry.js';
 import { expandShorthand } from './shorthand.js';
 import { usageMessage } from './usage-error.js';
 
@@ -41,34 +43,10 @@ function lazy(load: () => Promise<Handler>, sink: { code: number }): (argv: Reco
   };
 }
 
-/**
- * The exit code of a writer whose reader went away: 128 + SIGPIPE (13), what the shell reports for
- * `yes | head -1` (Node ignores SIGPIPE, so navi says it with an exit code). Not 0: the output
- * was cut, and `set -o pipefail` scripts must see it.
- */
-export const EXIT_BROKEN_PIPE = 141;
-
-/**
- * A reader that went away (`navi -o stream-json … | head -1`): exit at once, as SIGPIPE would,
- * without a message (the reader chose to stop) and without a stack trace.
- */
-export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream): void {
-  stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(EXIT_BROKEN_PIPE);
-    throw err;
-  });
-}
-
 async function printVersion(): Promise<void> {
   const { readFileSync } = await import('node:fs');
   const pkg = JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT_URL), 'utf8')) as { version: string };
   process.stdout.write(`${pkg.version}\n`);
-}
-
-/** Hands stdout's last bytes to the OS, then exits with `code`. */
-async function finish(code: number): Promise<never> {
-  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
-  process.exit(code);
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -88,16 +66,7 @@ export async function main(args: string[]): Promise<void> {
     return finish(0);
   }
   const fast = parseRunFast(expanded);
-  if (fast !== null) {
-    // The embedded database (no --db, no DATABASE_URL) starts loading on another core now.
-    if (fast.db === undefined && !process.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
-    try {
-      sink.code = await runCommand(fast);
-    } catch (err) {
-      sink.code = reportFatal(err);
-    }
-    return finish(sink.code);
-  }
+  if (fast !== null) return finish(await runFast(fast));
   const { default: yargs } = await import('yargs');
   const cli = globalOptions(hideTypes(yargs(expanded)))
     .scriptName('navi')

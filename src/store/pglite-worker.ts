@@ -43,6 +43,21 @@ export interface WorkerInput {
 /** A worker started before the directory was known (`prewarmPglite`), and whether it died. */
 let prewarmed: { worker: Worker; dead: boolean } | null = null;
 
+/**
+ * Where main.cjs leaves the worker it starts before the CLI loads, for a command that will
+ * probably open the embedded database (src/cli/main.cts; the same shape as `prewarmed`).
+ */
+export const EARLY_PGLITE_KEY = '__naviEarlyPglite';
+
+/** The worker main.cjs started, taken once: later calls see none. */
+function takeEarlyWorker(): { worker: Worker; dead: boolean } | null {
+  const global = globalThis as Record<string, unknown>;
+  const early = global[EARLY_PGLITE_KEY] as { worker: Worker; dead: boolean } | undefined;
+  if (early === undefined) return null;
+  delete global[EARLY_PGLITE_KEY];
+  return early;
+}
+
 function startWorker(input: WorkerInput): Worker {
   return new Worker(workerFile(), { workerData: input, execArgv: [] });
 }
@@ -58,6 +73,7 @@ function pgliteEntry(): string {
  * open: an unused one does not keep the process alive.
  */
 export function prewarmPglite(): void {
+  prewarmed ??= takeEarlyWorker();
   if (prewarmed !== null) return;
   const worker = startWorker({ pgliteEntry: pgliteEntry() });
   const entry = { worker, dead: false };
@@ -70,6 +86,7 @@ export function prewarmPglite(): void {
 /** Stops a worker started ahead of time that will not be used (the store is PostgreSQL). */
 export function discardPglitePrewarm(): void {
   void prewarmed?.worker.terminate();
+  void takeEarlyWorker()?.worker.terminate();
   prewarmed = null;
 }
 
@@ -120,7 +137,7 @@ export class PgliteInWorker {
 
   /** Starts the worker and opens `dataDir` in it; rejects with PGlite's own error when that fails. */
   static async open(dataDir: string, startParams: string[]): Promise<PgliteInWorker> {
-    const early = prewarmed;
+    const early = prewarmed ?? takeEarlyWorker();
     prewarmed = null;
     let worker: Worker;
     if (early !== null && !early.dead) {
