@@ -20,6 +20,7 @@ import path = require('node:path');
 import v8 = require('node:v8');
 import vm = require('node:vm');
 import type WorkerThreads = require('node:worker_threads');
+import type Crypto = require('node:crypto');
 
 /** The first 16 hex digits of run-entry.cjs's SHA-256, set by scripts/build.js. */
 declare const NAVI_RUN_ENTRY_HASH: string;
@@ -27,11 +28,18 @@ declare const NAVI_RUN_ENTRY_HASH: string;
 /** When the young generation stops growing: after start-up, early in a long run. */
 const YOUNG_GENERATION_FREEZE_MS = 500;
 
+/** The digest in front of a code cache file's payload (`checkedPayload`): SHA-1, 20 bytes. */
+const DIGEST_BYTES = 20;
+
 /** Where the PGlite worker started here waits to be adopted (src/store/pglite-worker.ts reads it). */
 const EARLY_PGLITE_KEY = '__naviEarlyPglite';
 
+interface FullCli {
+  main(args: string[]): Promise<void>;
+}
+
 interface RunEntry {
-  main(args: string[], loadFullCli: () => Promise<{ main(args: string[]): Promise<void> }>): Promise<void>;
+  main(args: string[], loadFullCli: () => Promise<FullCli>): Promise<void>;
 }
 
 const args = process.argv.slice(2);
@@ -46,20 +54,43 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   v8.setFlagsFromString('--liftoff-only');
   startPgliteEarly(args);
   const cache = codeCacheFile();
-  let entry: RunEntry;
-  try {
-    entry = loadWithCodeCache(path.join(__dirname, 'run-entry.cjs'), cache) as RunEntry;
-  } catch (err) {
-    cannotLoad(err);
-  }
   // Start-up (module loading, opening PGlite) allocates fast and is quicker with room to do so.
   setTimeout(() => {
     // The cache is written before the flag changes: V8 checks the flags a cache was made under.
     cache.save();
     keepYoungGenerationSmall();
   }, YOUNG_GENERATION_FREEZE_MS).unref();
-  process.once('exit', () => cache.save());
-  entry.main(args, () => import('./app.js')).catch(cannotLoad);
+  const fullCli = (): Promise<FullCli> => {
+    // Another command: the cache is made by a run, so that it holds the run path's functions.
+    cache.save = () => undefined;
+    return import('./app.js');
+  };
+  if (mayBeRun(args)) {
+    let entry: RunEntry;
+    try {
+      entry = loadWithCodeCache(path.join(__dirname, 'run-entry.cjs'), cache) as RunEntry;
+    } catch (err) {
+      cannotLoad(err);
+    }
+    process.once('exit', () => cache.save());
+    entry.main(args, fullCli).catch(cannotLoad);
+  } else {
+    fullCli().then((cli) => cli.main(args), cannotLoad);
+  }
+}
+
+/**
+ * Whether the arguments may be a `navi run` the run entry answers: `run …`, a prompt
+ * (`navi "list the files"`), or flags first. A bare word is a command name (or a one-word
+ * prompt, which the full CLI runs as well): it goes straight to the full CLI, without loading
+ * the run path first.
+ */
+function mayBeRun(argv: readonly string[]): boolean {
+  const first = argv[0];
+  if (first === undefined) return false;
+  if (first === 'run') return true;
+  if (first === '--help' || first === '-h') return false;
+  return !/^[a-z][a-z-]*$/.test(first);
 }
 
 function cannotLoad(err: unknown): never {
@@ -113,11 +144,27 @@ function codeCacheFile(): CodeCache {
   const flags = fnv1a(`${process.execArgv.join('\0')}\0${process.env.NODE_OPTIONS ?? ''}`);
   cache.file = path.join(base, 'navi', `run-entry-${NAVI_RUN_ENTRY_HASH}-${process.version}-${process.arch}-${flags}.v8cache`);
   try {
-    cache.data = fs.readFileSync(cache.file);
+    cache.data = checkedPayload(fs.readFileSync(cache.file));
   } catch {
     // none yet
   }
   return cache;
+}
+
+/**
+ * A cache file is the SHA-1 of the payload, then the payload: V8 checks a cache's version,
+ * flags and source, but not its bytes, and a corrupted one crashes the process (a fatal error
+ * in the deserializer) instead of being rejected. Undefined when the bytes do not match.
+ */
+function checkedPayload(file: Buffer): Buffer | undefined {
+  if (file.length <= DIGEST_BYTES) return undefined;
+  const payload = file.subarray(DIGEST_BYTES);
+  return sha1(payload).equals(file.subarray(0, DIGEST_BYTES)) ? payload : undefined;
+}
+
+function sha1(data: Buffer): Buffer {
+  const crypto = require('node:crypto') as typeof Crypto;
+  return crypto.createHash('sha1').update(data).digest();
 }
 
 /**
@@ -139,7 +186,8 @@ function loadWithCodeCache(file: string, cache: CodeCache): unknown {
     cache.save = () => {
       if (saved) return;
       saved = true;
-      writeAtomically(target, script.createCachedData());
+      const payload = script.createCachedData();
+      writeAtomically(target, Buffer.concat([sha1(payload), payload]));
     };
   }
   const mod = new Module(file, module);
