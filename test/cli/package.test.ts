@@ -27,7 +27,7 @@ describe('the package', () => {
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8' });
     const [packed] = JSON.parse(out) as Array<{ files: Array<{ path: string }> }>;
     const files = (packed?.files ?? []).map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'docs/events.schema.json', 'dist/cli/main.cjs', 'dist/cli/app.js', 'prompts/agent/output-schema.md']));
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'docs/events.schema.json', 'dist/cli/main.cjs', 'dist/cli/run-entry.cjs', 'dist/cli/app.js', 'prompts/agent/output-schema.md']));
     const shipped = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'docs', 'events.schema.json'), 'utf8')) as { title: string };
     expect(shipped.title).toMatch(/navi event/);
   }, TIMEOUT_MS);

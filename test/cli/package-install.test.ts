@@ -1,0 +1,157 @@
+/**
+ * The packed bin as a user gets it (issue 20): `npm pack`, unpacked into a temporary prefix and
+ * made read-only, runs `navi run` and `--version`; the V8 code cache of the run path
+ * (src/cli/main.cts) is written under the user's cache directory — never into the package — and
+ * one that is for another build or has corrupted bytes is ignored and replaced.
+ *
+ * The dependencies are the repository's own node_modules, linked in (an install without the
+ * registry). The process runs as root here, which may write to a read-only directory anyway: the
+ * test also compares the package's files before and after.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/cli.js';
+import { startFakeOllama, type FakeOllama } from '../support/fake-ollama.js';
+
+/** Hang guard: far above a run of a few hundred milliseconds on a loaded machine. */
+const RUN_TIMEOUT_MS = 60_000;
+const TEST_TIMEOUT_MS = 240_000;
+const ANSWER = 'All done here.';
+
+let tmp = '';
+let pkgDir = '';
+let bin = '';
+let fake: FakeOllama;
+let before = '';
+
+/** Every file below `dir` with its size and modification time (symlinks not followed). */
+function listing(dir: string): string {
+  const rows: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      const st = fs.lstatSync(p);
+      rows.push(`${path.relative(dir, p)} ${st.size} ${st.mtimeMs}`);
+      if (e.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return rows.sort().join('\n');
+}
+
+function run(args: string[], cacheHome: string | undefined): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: path.join(tmp, 'home'),
+    CI: '1',
+    NO_COLOR: '1',
+    OLLAMA_HOST: fake.url,
+    NAVI_DATA_DIR: path.join(tmp, 'data'),
+  };
+  if (cacheHome !== undefined) env.XDG_CACHE_HOME = cacheHome;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd: path.join(tmp, 'work'), env, timeout: RUN_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The cache files for the run path in `dir`. */
+function cacheFiles(dir: string): string[] {
+  const navi = path.join(dir, 'navi');
+  return fs.existsSync(navi) ? fs.readdirSync(navi).filter((f) => /^run-entry-.*\.v8cache$/.test(f)).map((f) => path.join(navi, f)) : [];
+}
+
+/** A cache file as main.cts writes it: SHA-1 of the payload, then the payload. */
+function isWellFormed(file: string): boolean {
+  const bytes = fs.readFileSync(file);
+  return bytes.length > 20 && createHash('sha1').update(bytes.subarray(20)).digest().equals(bytes.subarray(0, 20));
+}
+
+async function oneShot(cacheHome: string | undefined): Promise<void> {
+  fake.setScript({ turns: [{ content: ANSWER }] });
+  const r = await run(['run', '--quiet', 'Say you are done.'], cacheHome);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.stdout.trim()).toBe(ANSWER);
+}
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-pkg-install-'));
+  for (const d of ['home', 'work', 'prefix/lib/node_modules']) fs.mkdirSync(path.join(tmp, d), { recursive: true });
+  // --ignore-scripts: dist/ is already built (npm test builds first); prepare would rebuild it under running tests.
+  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: REPO_ROOT, encoding: 'utf8' });
+  const [packed] = JSON.parse(out) as Array<{ filename: string }>;
+  if (!packed) throw new Error('npm pack wrote nothing');
+  execFileSync('tar', ['-xzf', path.join(tmp, packed.filename), '-C', path.join(tmp, 'prefix/lib/node_modules')]);
+  pkgDir = path.join(tmp, 'prefix/lib/node_modules/navi');
+  fs.renameSync(path.join(tmp, 'prefix/lib/node_modules/package'), pkgDir);
+  fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(pkgDir, 'node_modules'));
+  bin = path.join(pkgDir, 'dist/cli/main.cjs');
+  execFileSync('chmod', ['-R', 'a-w', pkgDir]);
+  before = listing(pkgDir);
+  fake = await startFakeOllama({ turns: [] });
+}, TEST_TIMEOUT_MS);
+
+afterAll(async () => {
+  await fake?.close();
+  if (pkgDir) execFileSync('chmod', ['-R', 'u+w', pkgDir]);
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the installed package, read-only', () => {
+  it('answers --version', async () => {
+    const r = await run(['--version'], path.join(tmp, 'cache-version'));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  }, TEST_TIMEOUT_MS);
+
+  it('runs a one-shot, writes its code cache under XDG_CACHE_HOME once, and reuses it', async () => {
+    const cacheHome = path.join(tmp, 'cache-xdg');
+    await oneShot(cacheHome);
+    const [file, ...more] = cacheFiles(cacheHome);
+    expect(more).toEqual([]);
+    expect(file).toBeDefined();
+    if (file === undefined) return;
+    expect(isWellFormed(file)).toBe(true);
+    const made = fs.statSync(file);
+    await oneShot(cacheHome);
+    // Accepted by V8: not written again.
+    const after = fs.statSync(file);
+    expect([after.ino, after.mtimeMs]).toEqual([made.ino, made.mtimeMs]);
+    expect(listing(pkgDir)).toBe(before);
+  }, TEST_TIMEOUT_MS);
+
+  it('without XDG_CACHE_HOME, keeps the cache in ~/.cache/navi', async () => {
+    await oneShot(undefined);
+    expect(cacheFiles(path.join(tmp, 'home', '.cache'))).toHaveLength(1);
+    expect(listing(pkgDir)).toBe(before);
+  }, TEST_TIMEOUT_MS);
+
+  it('ignores a cache with corrupted bytes or for another build, and replaces its own', async () => {
+    const cacheHome = path.join(tmp, 'cache-stale');
+    await oneShot(cacheHome);
+    const [file] = cacheFiles(cacheHome);
+    if (file === undefined) throw new Error('no cache written');
+    // Another build's cache (its hash in the name) is never read nor touched.
+    const other = path.join(path.dirname(file), path.basename(file).replace(/^run-entry-[0-9a-f]+-/, 'run-entry-0000000000000000-'));
+    fs.copyFileSync(file, other);
+    const otherBefore = fs.statSync(other);
+    // Flip bytes inside the payload, keeping the digest: V8 itself would not notice, and crash.
+    const bytes = fs.readFileSync(file);
+    for (let i = bytes.length >> 1; i < (bytes.length >> 1) + 4096 && i < bytes.length; i++) bytes[i] = (bytes[i] ?? 0) ^ 0x5a;
+    fs.writeFileSync(file, bytes);
+    await oneShot(cacheHome);
+    expect(isWellFormed(file)).toBe(true);
+    // Garbage of any length: ignored and replaced as well.
+    fs.writeFileSync(file, 'not a code cache');
+    await oneShot(cacheHome);
+    expect(isWellFormed(file)).toBe(true);
+    expect(fs.statSync(other).mtimeMs).toBe(otherBefore.mtimeMs);
+    expect(listing(pkgDir)).toBe(before);
+  }, TEST_TIMEOUT_MS);
+});
