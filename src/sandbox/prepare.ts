@@ -75,25 +75,37 @@ function privateTmpDir(): string {
   return tmpRoot;
 }
 
+/** Where a sandbox would come from here: the launcher, or what is missing and the fix. */
+export type LauncherCheck = { kind: Sandbox['kind']; launcher: string } | { problem: string };
+
+/** Finds and probes this platform's launcher (the probe runs once per process). */
+export async function checkLauncher(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): Promise<LauncherCheck> {
+  const launcher = LAUNCHERS[platform];
+  if (launcher === undefined) return { problem: `no sandbox is available on ${platform} (navi uses bubblewrap on Linux, sandbox-exec on macOS)` };
+  const path = findOnPath(launcher.name, env.PATH);
+  if (path === undefined) return { problem: `${launcher.name} is not on PATH; ${launcher.fix}` };
+  const problem = await probeLauncher(path, launcher.probe);
+  if (problem !== undefined) {
+    const why =
+      launcher.kind === 'bwrap'
+        ? ' (are user namespaces off? sysctl kernel.unprivileged_userns_clone=1; in Docker, --security-opt seccomp=unconfined or a --privileged container)'
+        : '';
+    return { problem: `${path} cannot start a sandbox here: ${problem}${why}` };
+  }
+  return { kind: launcher.kind, launcher: path };
+}
+
 /** A ready sandbox for `policy`, null when it is off; `sandbox_unavailable` (exit 2) when it cannot be set up. */
 export async function prepareSandbox(policy: SandboxPolicy, opts: PrepareSandboxOptions): Promise<Sandbox | null> {
   if (policy.mode === 'off') return null;
-  const platform = opts.platform ?? process.platform;
-  const launcher = LAUNCHERS[platform];
-  if (launcher === undefined) throw unavailable(policy, `no sandbox is available on ${platform} (navi uses bubblewrap on Linux, sandbox-exec on macOS)`);
-  const path = findOnPath(launcher.name, opts.env.PATH);
-  if (path === undefined) throw unavailable(policy, `${launcher.name} is not on PATH; ${launcher.fix}`);
-  const problem = await probeLauncher(path, launcher.probe);
-  if (problem !== undefined) {
-    const why = launcher.kind === 'bwrap' ? ' (are user namespaces off? sysctl kernel.unprivileged_userns_clone=1; in Docker, --security-opt seccomp=unconfined or a --privileged container)' : '';
-    throw unavailable(policy, `${path} cannot start a sandbox here: ${problem}${why}`);
-  }
+  const found = await checkLauncher(opts.env, opts.platform);
+  if ('problem' in found) throw unavailable(policy, found.problem);
   const cwd = realpathSync(opts.cwd);
   return {
     mode: policy.mode,
     network: policy.network,
-    kind: launcher.kind,
-    launcher: path,
+    kind: found.kind,
+    launcher: found.launcher,
     cwd,
     ...writableLayout(policy.mode, cwd, await gitDirs(cwd)),
     tmpDir: privateTmpDir(),
