@@ -157,6 +157,47 @@ forEachBackend(
       );
 
       it(
+        'a user tool runs in the sandbox too: its write outside the tree fails and says why, its write inside works',
+        async () => {
+          const outside = tempDir('outside');
+          const escaped = path.join(outside, 'tool-escaped.txt');
+          const s = await scenario(backend, {
+            turns: [
+              {
+                tool_calls: [
+                  { name: 'put', arguments: { file: 'tool-inside.txt' } },
+                  { name: 'put', arguments: { file: escaped } },
+                ],
+              },
+              { content: 'done' },
+            ],
+            on_exhausted: 'error',
+          });
+          fs.mkdirSync(path.join(s.cwd, 'tools'));
+          fs.writeFileSync(
+            path.join(s.cwd, 'tools', 'put.mjs'),
+            [
+              "import fs from 'node:fs';",
+              "import path from 'node:path';",
+              "export const name = 'put';",
+              "export const description = 'Write a file';",
+              "export const parameters = { type: 'object', properties: { file: { type: 'string' } }, required: ['file'] };",
+              "export function execute(args, ctx) { fs.writeFileSync(path.resolve(ctx.cwd, args.file), 'x'); return 'wrote ' + args.file; }",
+              '',
+            ].join('\n'),
+          );
+          const run = await s.navi(['run', '--sandbox', 'workspace-write', '-o', 'stream-json', 'put files']);
+          expect(run.code, describeRun(run)).toBe(0);
+          const calls = eventsOf(expectValidStream(run), 'tool_call').filter((c) => c.name === 'put');
+          expect(calls.map((c) => c.ok)).toEqual([true, false]);
+          expect(fs.readFileSync(path.join(s.cwd, 'tool-inside.txt'), 'utf8')).toBe('x');
+          expect(fs.existsSync(escaped)).toBe(false);
+          expect(calls[1]?.output).toContain(`the sandbox refused a write outside the working tree: ${escaped}`);
+        },
+        SCENARIO_TIMEOUT_MS,
+      );
+
+      it(
         'bwrap missing from PATH: exit 2 naming it and the fix, before any model call',
         async () => {
           const s = await scenario(backend, commandRun('true'));
