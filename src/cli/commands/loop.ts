@@ -219,7 +219,9 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       if (plan.note !== null) notices.push(plan.note);
       const stored = runConfigOf(run);
       task = runTaskOf(run);
-      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
+      // The stored task keeps its `sandbox`: a resumed run is sandboxed as it started (--sandbox still overrides).
+      const sandboxOverride = taskSandboxOverride(task);
+      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: sandboxOverride ? [sandboxOverride] : [], store });
       mcp = rt.mcp;
       const decisions = decisionSource(args, baseCwd, rt.interactive, output);
       requireDecider(stored.loop_mode.iteration_approval, decisions);
