@@ -41,7 +41,8 @@
  *   --keep             keep the temporary directory (its path is printed)
  *   --only LIST        measure only these figures (comma-separated): startup, oneshot (also gives
  *                      the first request size), gap, reuse (rendered-prompt reuse), rss, growth,
- *                      stop, mcp (MCP servers: bench/mcp.ts) — for quick A/B work; oneshot and
+ *                      stop, mcp (MCP servers: bench/mcp.ts), sandbox (--sandbox per-command
+ *                      overhead: bench/sandbox.ts) — for quick A/B work; oneshot and
  *                      gap run the reference agent too
  *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
@@ -57,6 +58,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type PostgresFactory from 'postgres';
+import { figureSandbox } from './sandbox.js';
 import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../test/support/fake-ollama.js';
 import { prefixBreaks, prefixKept, RENDERERS } from '../test/support/render-prompt.js';
 import { prefixRuleBreaks } from '../test/support/prefix-rule.js';
@@ -77,7 +79,7 @@ interface Options {
   nodeOptions: string | undefined;
 }
 
-const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp'];
+const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'sandbox'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -1199,6 +1201,8 @@ async function main(): Promise<void> {
   if (!opts.json) process.stderr.write(`${envLine}${busyNote}\n(progress on stderr; the table follows on stdout)\n`);
 
   if (want('startup')) figureStartup();
+  // Issue 22: what --sandbox adds to one shell command (bench/sandbox.ts).
+  if (want('sandbox')) await figureSandbox({ runs: 50, work, row, median });
 
   const fake = await TimedFake.start();
   const pglite: Backend = {

@@ -31,16 +31,18 @@ const SRC = path.join(ROOT, 'src');
  */
 const MAY_IMPORT = {
   base: [],
+  // --sandbox (issue 22): modes and the bubblewrap/sandbox-exec spawn; under tools and config.
+  sandbox: ['base'],
   llm: ['base'],
-  tools: ['base', 'llm'],
-  config: ['base', 'tools'],
+  tools: ['base', 'llm', 'sandbox'],
+  config: ['base', 'tools', 'sandbox'],
   profiles: ['base', 'config'],
   store: ['base', 'llm', 'tools'],
   mcp: ['base', 'tools', 'config'],
-  agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp'],
-  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp'],
+  agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp', 'sandbox'],
+  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp', 'sandbox'],
   report: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

@@ -5,6 +5,7 @@
  * Payload field names are snake_case because scripts read them.
  */
 import { z } from 'zod';
+import { SANDBOX_MODES } from '../sandbox/modes.js';
 
 /** Bumped only on a breaking change to an existing event's fields. */
 export const SCHEMA_VERSION = 1;
@@ -15,6 +16,12 @@ const todoItem = z.strictObject({
   status: z.enum(['pending', 'in_progress', 'done']),
   validation: z.string().optional().describe('how the step was verified'),
 });
+
+/** `--sandbox` / config `sandbox`, as run_started and loop_started show it. */
+const sandboxFields = {
+  sandbox: z.enum(SANDBOX_MODES).describe("where the shell tool's commands run: off, workspace-write (write the tree and $TMPDIR only) or read-only"),
+  sandbox_network: z.boolean().describe('sandboxed commands may reach the network (sandbox.network); false when the sandbox is off'),
+};
 
 const usage = z.strictObject({
   prompt_tokens: z.number().int().nonnegative().describe('sum of real prompt_eval_count over model calls'),
@@ -76,6 +83,7 @@ const loopEventPayloads = {
     deadline_at: z.string().nullable().describe('ISO time the run must end by'),
     iteration_timeout_s: z.number().describe('seconds one iteration\'s agent turn may take'),
     git_repo: z.boolean().describe('false: commit evidence is unknown (code_committed skipped)'),
+    ...sandboxFields,
   }),
   iteration_started: z.strictObject({
     max_iterations: z.number().int(),
@@ -190,6 +198,7 @@ export const eventPayloads = {
     model: z.string().describe('Ollama model name'),
     cwd: z.string().describe('working directory; file tools are confined to it'),
     resumed: z.boolean().describe('true when continuing an existing session (--session)'),
+    ...sandboxFields,
   }),
   model_info: z.strictObject({
     model: z.string(),
@@ -241,7 +250,7 @@ export const eventPayloads = {
     code: z
       .string()
       .describe(
-        'stable; among them context_overflow (Ollama refused a prompt larger than the context it loaded: compressed and asked again) ' +
+        'stable; among them sandbox_refused (the sandbox stopped a write outside the tree or a connection), context_overflow (Ollama refused a prompt larger than the context it loaded: compressed and asked again) ' +
           'and context_truncated_by_server (the prompt count fell while the conversation only grew: the server dropped messages)',
       ),
     message: z.string(),

@@ -149,7 +149,16 @@ export class Turn {
         state.persist(m);
       }
     }
-    yield { type: 'run_started', profile: state.profile.id, model: state.model, cwd: settings.cwd, resumed: !input.newSession };
+    const sandbox = settings.shell.sandbox;
+    yield {
+      type: 'run_started',
+      profile: state.profile.id,
+      model: state.model,
+      cwd: settings.cwd,
+      resumed: !input.newSession,
+      sandbox: sandbox?.mode ?? 'off',
+      sandbox_network: sandbox?.network ?? false,
+    };
 
     // The model's trained context length decides the effective num_ctx (unless the user set
     // one): a window the model was not trained for degrades answers, and num_ctx must not

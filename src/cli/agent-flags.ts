@@ -23,6 +23,7 @@ export interface AgentFlagArgs {
   temperature?: unknown;
   numCtx?: number;
   timeout?: unknown;
+  sandbox?: unknown;
 }
 
 /** A repeatable flag's values (yargs gives one string, or an array when repeated). */
@@ -68,6 +69,8 @@ export function configFlags(args: GlobalArgs & AgentFlagArgs): ConfigFlags {
   const temperature = temperatureFlag(args.temperature);
   if (temperature !== undefined) flags.temperature = temperature;
   if (args.numCtx !== undefined) flags.numCtx = args.numCtx;
+  const sandbox = lastValue(args.sandbox);
+  if (sandbox !== undefined) flags.sandbox = String(sandbox);
   return flags;
 }
 

@@ -6,6 +6,7 @@
  * command is in this table for it, and the other way round.
  */
 import type { Argv, Options } from 'yargs';
+import { SANDBOX_MODES } from '../sandbox/modes.js';
 import { integerCoerce } from './flag-values.js';
 
 /** A command as typed after `navi`: `run`, `sessions compact`. */
@@ -43,6 +44,22 @@ export interface Flag {
 }
 
 const AGENT_COMMANDS: readonly CommandPath[] = ['run', 'loop'];
+
+/**
+ * `--sandbox MODE` (issue 22), one definition for every command that runs the model's commands:
+ * a command joins by adding its path to `SANDBOX_COMMANDS` (the queue and serve commands do) and
+ * passing `configFlags(args)` to the config loader, which maps it to `sandbox.mode`.
+ */
+export const SANDBOX_COMMANDS: readonly CommandPath[] = ['run', 'loop'];
+
+export const SANDBOX_FLAG: Flag = {
+  name: 'sandbox',
+  kind: 'choice',
+  choices: SANDBOX_MODES,
+  requiresArg: true,
+  commands: SANDBOX_COMMANDS,
+  describe: "Run the shell tool's commands in an OS sandbox: workspace-write (write the tree and $TMPDIR only, no network), read-only, or off (else config sandbox, default off)",
+};
 const MODEL_COMMANDS: readonly CommandPath[] = ['run', 'loop', 'sessions compact'];
 
 export const FLAGS: readonly Flag[] = [
@@ -121,6 +138,7 @@ export const FLAGS: readonly Flag[] = [
   { name: 'think', kind: 'string', offerNegation: true, commands: AGENT_COMMANDS, describe: 'Extended reasoning: low, medium or high (--no-think: off); sets llm.think for this run' },
   { name: 'temperature', kind: 'string', requiresArg: true, commands: AGENT_COMMANDS, describe: 'Sampling temperature 0-2 for this run (sets llm.temperature)' },
   { name: 'num-ctx', kind: 'integer', requiresArg: true, commands: AGENT_COMMANDS, describe: 'Context window in tokens for this run (sets llm.num_ctx)' },
+  SANDBOX_FLAG,
 
   // navi loop
   {

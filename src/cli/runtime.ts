@@ -17,6 +17,7 @@ import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { createRedactor } from '../tools/redact.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
+import type { Sandbox } from '../sandbox/modes.js';
 import type { AgentFlagArgs } from './agent-flags.js';
 import { systemPromptFlag } from './agent-flags.js';
 import { askYesNo } from './ask.js';
@@ -44,6 +45,8 @@ export interface Runtime extends CliSetup {
   systemAppendix: string;
   /** `--system-prompt TEXT`: replaces the prompt of the profile this run uses (resolveProfile). */
   systemPrompt: string | undefined;
+  /** `--sandbox` / config `sandbox`: where the shell tool's commands run (null: off). */
+  sandbox: Sandbox | null;
 }
 
 /** Project instructions then `--append-system-prompt`: the run's part of the system message. */
@@ -78,6 +81,10 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   const { cwd, env, config } = base;
   // Before anything opens: a bad --record/--replay file is exit 2 with nothing to clean up.
   const exchanges = await modelExchanges(args, resolveCwd(args.cwd), env);
+  // So is a sandbox that cannot be set up (no bwrap, user namespaces off): never a run without it.
+  // Imported only when one is asked for: the start-up path of a plain run stays as it was.
+  const sandbox =
+    config.sandbox.mode === 'off' ? null : await (await import('../sandbox/prepare.js')).prepareSandbox(config.sandbox, { cwd, env });
   // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
   // the profiles and tools instead of following them (SPEC §12, one-shot run).
   const store = opts.store ?? openConfiguredStore(config, env, (m) => output.diagnostic(m));
@@ -147,6 +154,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     systemAppendix: systemAppendix(instructions, args.appendSystemPrompt),
     systemPrompt: systemPromptFlag(args as AgentFlagArgs),
     exchanges,
+    sandbox,
   };
 }
 
@@ -223,6 +231,7 @@ export function turnBase(rt: Runtime, signal: AbortSignal, mode: { loop?: boolea
       deny: config.tools.shell.deny,
       timeoutS: config.tools.shell.timeout_s,
       maxOutputBytes: config.tools.shell.max_output_bytes,
+      ...(rt.sandbox !== null ? { sandbox: rt.sandbox } : {}),
     },
     redact: createRedactor(rt.mcp === null ? env : { ...env, ...mcpSecretEnv(config, env) }),
     ...(rt.systemAppendix.length > 0 ? { systemAppendix: rt.systemAppendix } : {}),

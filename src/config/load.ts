@@ -16,7 +16,7 @@ import { formatProblems, problemsFrom } from './issues.js';
 import { readJsonFile } from './json-file.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from './loop-guard.js';
 import { MCP_JSON_FILE, mcpJsonKey, readMcpJson, readMcpServersFile } from './mcp-json.js';
-import { CONFIG_KEYS, NaviConfigSchema, type NaviConfig } from './schema.js';
+import { CONFIG_KEYS, expandSandboxShorthand, NaviConfigSchema, type NaviConfig } from './schema.js';
 
 /** The global flags that feed configuration (as parsed by the CLI, camelCase). */
 export interface ConfigFlags {
@@ -37,16 +37,20 @@ export interface ConfigFlags {
   temperature?: number | string;
   /** `--num-ctx N` → llm.num_ctx */
   numCtx?: number;
+  /** `--sandbox MODE` → sandbox.mode */
+  sandbox?: string;
 }
 
-/** A loop_mode override above the config files: a task file's `loop` block, `navi loop` flags. */
+/** An override above the config files: a task file's `loop` or `sandbox` block, `navi loop` flags. */
 export interface LoopOverride {
   /** Who set it, used in messages: `tasks/fix.yaml`, `command line`. */
   source: string;
   /** The key the values sit under in that source, used in messages: `loop`, `loop_mode`. */
   key: string;
-  /** Raw loop_mode keys (validated here like any other layer). */
+  /** Raw keys of `target` (validated here like any other layer). */
   values: unknown;
+  /** The config block it overrides: `loop_mode` (default), or `sandbox` (a task file's). */
+  target?: 'loop_mode' | 'sandbox';
 }
 
 /** Inputs of loadConfig; everything from the outside world is passed in, nothing is read from `process`. */
@@ -119,6 +123,7 @@ const FLAG_KEYS: ReadonlyArray<readonly [keyof ConfigFlags, string, string]> = [
   ['think', 'llm.think', '--think'],
   ['temperature', 'llm.temperature', '--temperature'],
   ['numCtx', 'llm.num_ctx', '--num-ctx'],
+  ['sandbox', 'sandbox.mode', '--sandbox'],
 ];
 
 function setPath(target: Raw, dotted: string, value: unknown): void {
@@ -221,6 +226,8 @@ function mcpConfigLayer(file: string, opts: LoadConfigOptions): Layer {
 
 /** Validates one layer; throws `config_invalid` naming it. */
 function validate(layer: Layer): void {
+  // Expanded in each layer, so a file's `sandbox: "workspace-write"` merges with a task's `{ network: true }`.
+  if (layer.raw.sandbox !== undefined) layer.raw.sandbox = expandSandboxShorthand(layer.raw.sandbox);
   const result = NaviConfigSchema.safeParse(layer.raw);
   if (result.success) return;
   const problems = problemsFrom(result.error.issues, layer.raw, NaviConfigSchema);
@@ -315,8 +322,9 @@ function flagLayers(flags: ConfigFlags): Layer[] {
 }
 
 function overrideLayer(o: LoopOverride): Layer {
-  const label = (path: string): string => `${o.source}: ${path.replace(/^loop_mode/, o.key)}`;
-  const layer: Layer = { source: o.source, raw: { loop_mode: o.values }, label };
+  const target = o.target ?? 'loop_mode';
+  const label = (path: string): string => `${o.source}: ${path.replace(new RegExp(`^${target}`), o.key)}`;
+  const layer: Layer = { source: o.source, raw: { [target]: o.values }, label };
   validate(layer);
   return layer;
 }

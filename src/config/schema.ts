@@ -14,6 +14,7 @@ import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, tex
 import { normalizeOllamaHost } from './host.js';
 import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
 import { McpSchema } from './mcp-schema.js';
+import { DEFAULT_SANDBOX_MODE, SANDBOX_MODES } from '../sandbox/modes.js';
 
 /** Approval prompts between loop iterations (seed 004). */
 export const ITERATION_APPROVALS = ['none', 'strict', 'periodic'] as const;
@@ -144,6 +145,25 @@ export const ToolsSchema = z.strictObject({
   paths: textList().optional(),
 });
 
+/** The sandbox block (issue 22): where the shell tool's commands run. */
+export const SandboxSchema = z.strictObject(
+  {
+  /** off | workspace-write | read-only (sandbox/modes.ts says why off is the default). */
+  mode: oneOf(SANDBOX_MODES).default(DEFAULT_SANDBOX_MODE),
+  /** Sandboxed commands may reach the network (package installs). */
+  network: bool().default(false),
+  },
+  { error: 'must be a mode ("off", "workspace-write", "read-only") or { "mode": …, "network": true|false }' },
+);
+
+/** `sandbox: "workspace-write"` is short for `sandbox: { mode: "workspace-write" }` (config and task files). */
+export function expandSandboxShorthand(value: unknown): unknown {
+  return typeof value === 'string' ? { mode: value } : value;
+}
+
+/** `sandbox` as written in a file: a mode, or the block. */
+export const SandboxFieldSchema = z.preprocess(expandSandboxShorthand, SandboxSchema);
+
 /** The budget block: limits that end a loop with `budget_exhausted` (exit 5). */
 export const BudgetSchema = z.strictObject({
   /** Prompt + completion tokens a run may spend. */
@@ -179,6 +199,8 @@ export const NaviConfigSchema = z.object({
   context_message_token_budget: intAtLeast(0).default(0),
   /** MCP servers whose tools the model may call (also read from `.mcp.json`). */
   mcp: McpSchema.prefault({}),
+  /** Sandbox of the shell tool's commands: a mode or `{ mode, network }`. */
+  sandbox: SandboxFieldSchema.prefault({}),
 });
 
 /** The validated configuration, every default filled in. */
@@ -191,6 +213,8 @@ export type LlmConfig = NaviConfig['llm'];
 export type DbConfig = NaviConfig['db'];
 /** `tools.shell` after defaults. */
 export type ShellPolicyConfig = NaviConfig['tools']['shell'];
+/** `sandbox` after defaults. */
+export type SandboxConfig = NaviConfig['sandbox'];
 /** `budget` after defaults. */
 export type BudgetConfig = NaviConfig['budget'];
 /** Iteration approval mode. */

@@ -169,6 +169,8 @@ class LoopRunner {
       deadline_at: this.opts.deadlineAt?.toISOString() ?? null,
       iteration_timeout_s: Math.round(this.opts.iterationTimeoutMs / 1000),
       git_repo: this.open.git.repo,
+      sandbox: this.opts.turn.shell.sandbox?.mode ?? 'off',
+      sandbox_network: this.opts.turn.shell.sandbox?.network ?? false,
     };
   }
 

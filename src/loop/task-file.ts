@@ -19,7 +19,7 @@ import { lineLocator } from '../config/json-file.js';
 import { problemsFrom } from '../config/issues.js';
 import { readUserFile, UserFileError } from '../config/read-user-file.js';
 import type { LoopOverride } from '../config/load.js';
-import { BudgetSchema, LoopModeSchema, PROFILE_ID_PATTERN } from '../config/schema.js';
+import { BudgetSchema, LoopModeSchema, PROFILE_ID_PATTERN, SandboxFieldSchema } from '../config/schema.js';
 import { InvalidInputError, printable } from '../errors.js';
 import { isRecord } from '../util/guards.js';
 import { markerSlug } from './markers.js';
@@ -74,6 +74,8 @@ export const TaskFileSchema = z.strictObject({
     .optional(),
   ticket: z.strictObject({ run: text() }).optional(),
   budget: BudgetSchema.optional(),
+  // A mode or { mode, network }; the raw value overrides the config's `sandbox` (as `loop` does loop_mode).
+  sandbox: SandboxFieldSchema.optional(),
 });
 
 /** A check as the runner uses it. */
@@ -106,6 +108,8 @@ export interface Task {
   oneShotReason?: string;
   /** The raw `loop` block (validated), to pass to loadConfig as a loop override. */
   loop?: Readonly<Record<string, unknown>>;
+  /** The raw `sandbox` value (validated: a mode or `{ mode, network }`), above the config's. */
+  sandbox?: unknown;
   /** Checks, in file order. */
   checks: TaskCheck[];
   /** Ticket command, when set. */
@@ -243,6 +247,7 @@ export function parseTaskText(source: string, opts: ParseTaskOptions): TaskValid
   if (t.profile !== undefined) task.profile = t.profile;
   if (t.cwd !== undefined) task.cwd = resolve(opts.file === undefined ? '.' : dirname(opts.file), t.cwd);
   if (isRecord(raw.loop)) task.loop = { ...raw.loop };
+  if (raw.sandbox !== undefined) task.sandbox = isRecord(raw.sandbox) ? { ...raw.sandbox } : raw.sandbox;
   if (t.ticket !== undefined) task.ticket = { run: t.ticket.run };
   if (t.budget?.max_tokens !== undefined) task.maxTokens = t.budget.max_tokens;
   if (t.budget?.deadline !== undefined) {
@@ -295,6 +300,11 @@ export function loadTaskFile(path: string, display = path): Task {
 /** The task's `loop` block as a loadConfig loop override, or undefined when it has none. */
 export function taskLoopOverride(task: Task): LoopOverride | undefined {
   return task.loop === undefined ? undefined : { source: task.source, key: 'loop', values: task.loop };
+}
+
+/** The task's `sandbox` as a loadConfig override of the config's, or undefined when it sets none. */
+export function taskSandboxOverride(task: Task): LoopOverride | undefined {
+  return task.sandbox === undefined ? undefined : { source: task.source, key: 'sandbox', values: task.sandbox, target: 'sandbox' };
 }
 
 /** Words of a prompt used for a prompt-only task's name (and so its marker file name). */

@@ -3,6 +3,8 @@
  * memory-bounded head+tail capture. Used by the `shell` tool; fits loop-mode `checks` too.
  */
 import { spawn } from 'node:child_process';
+import type { Sandbox } from '../sandbox/modes.js';
+import { sandboxedSpawn } from '../sandbox/wrap.js';
 import { setLongTimeout, type LongTimeout } from '../timers.js';
 import { HeadTailCollector } from './output-cap.js';
 import type { RedactFn } from './redact.js';
@@ -26,6 +28,8 @@ export interface RunCommandOptions {
    * the output: only the collector knows where, and can drop a secret's pieces on both sides.
    */
   redact?: RedactFn;
+  /** Run it inside this sandbox (the shell tool under `--sandbox`); absent: as navi runs. */
+  sandbox?: Sandbox;
 }
 
 /** How a command ended; never thrown, an abort included (`aborted: true`). */
@@ -84,9 +88,13 @@ export async function runCommand(opts: RunCommandOptions): Promise<RunCommandRes
   let timedOut = false;
   let aborted = false;
 
-  const child = spawn('/bin/sh', ['-c', opts.command], {
+  const env = opts.env ?? process.env;
+  // Inside a sandbox the launcher (bwrap, sandbox-exec) is the group leader: killing the group
+  // reaches the shell and what it started as before.
+  const spawned = opts.sandbox ? sandboxedSpawn(opts.sandbox, opts.command, env) : { file: '/bin/sh', args: ['-c', opts.command], env };
+  const child = spawn(spawned.file, spawned.args, {
     cwd: opts.cwd,
-    env: opts.env ?? process.env,
+    env: spawned.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -4,6 +4,7 @@
  * into a failed result by the registry, never a crash of the run.
  */
 import type { z } from 'zod';
+import type { Sandbox } from '../sandbox/modes.js';
 
 /** Per-session state a tool may read and write (todo, scratchpad). */
 export interface SessionStateStore {
@@ -38,6 +39,8 @@ export interface ShellPolicy {
   timeoutS: number;
   /** Bytes of combined output kept (head + tail). */
   maxOutputBytes: number;
+  /** `--sandbox`: commands run inside it (absent: off). The policy above still applies first. */
+  sandbox?: Sandbox;
 }
 
 /** Side-channel events a tool may emit while it runs (rendered by the CLI, stored by nobody). */

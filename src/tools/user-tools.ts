@@ -22,7 +22,10 @@
  *   fetch timeout, too: only the run's stop ends the run). `args` is the validated arguments (a copy).
  *   `ctx` is `{ cwd, sessionId, signal }` (frozen): the working directory, the session id and
  *   the run's AbortSignal. navi's internals (database, shell policy, event stream) stay out of
- *   reach of the API, so they can change freely; this is not a sandbox (see Loading).
+ *   reach of the API, so they can change freely; this is not a sandbox (see Loading). Under
+ *   `--sandbox`, each call runs in a fresh Node process inside the sandbox
+ *   (user-tool-sandboxed.ts): the module is imported anew per call, `args` and the return
+ *   value cross as JSON, and `signal` never fires there (a stopped run kills the process).
  * - **Output**: capped and secret-redacted by the registry exactly like built-in tools' output.
  * - **Stopping**: when the run stops, the call returns at once even if `execute` ignores
  *   `signal`; its promise is abandoned (left running, its result discarded). Honour `signal` to
@@ -40,6 +43,7 @@ import { z } from 'zod';
 import { InvalidInputError, isAbortError } from '../errors.js';
 import { isRecord, typeName } from '../util/guards.js';
 import { JsonSchemaCompiler, schemaFromCheck } from './json-schema.js';
+import { executeSandboxed } from './user-tool-sandboxed.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 
 /** Tool names a user tool may take: snake_case like the built-ins, within Ollama's limits. */
@@ -272,6 +276,7 @@ function defineUserTool(
   self: unknown,
   parameters: Record<string, unknown>,
   schema: z.ZodType,
+  file: string,
 ): ToolDefinition {
   const { name } = shape;
   return {
@@ -284,6 +289,12 @@ function defineUserTool(
       const userCtx: UserToolContext = Object.freeze({ cwd: ctx.cwd, sessionId: ctx.sessionId, signal: ctx.signal });
       // A copy, so a tool that mutates its arguments cannot change the stored tool call.
       const copy = structuredClone(args) as Record<string, unknown>;
+      if (ctx.shell.sandbox) {
+        // Under --sandbox the call runs in a sandboxed Node process, like the shell tool's commands.
+        const outcome = await executeSandboxed(ctx.shell.sandbox, file, name, copy, ctx);
+        if ('error' in outcome) throw new Error(outcome.error);
+        return toResult(name, outcome.value);
+      }
       // Inside a promise so a synchronous throw is a rejection like an async one.
       const pending = new Promise<unknown>((resolve) => resolve(shape.execute.call(self, copy, userCtx)));
       let value: unknown;
@@ -402,7 +413,7 @@ async function checkCandidate(
   const compiled = await compiler.compile(parameters);
   if (!compiled.ok) return [...problems, compiled.problem];
   if (problems.length > 0) return problems;
-  const definition = defineUserTool(parsed.data, candidate.self, parameters, schemaFromCheck(compiled.check));
+  const definition = defineUserTool(parsed.data, candidate.self, parameters, schemaFromCheck(compiled.check), candidate.file);
   toolFiles.set(definition, candidate.file);
   return definition;
 }

@@ -10,6 +10,7 @@ import { serverVersionWarnings } from '../../llm/server-versions.js';
 import type { ModelDetails, RunningModel } from '../../llm/types.js';
 import { unknownProfileTools } from '../../agent/agent.js';
 import { unknownMcpServers } from '../../mcp/select.js';
+import { describePolicy, type SandboxPolicy } from '../../sandbox/modes.js';
 import type { GlobalArgs } from '../global-args.js';
 import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from '../setup.js';
 
@@ -178,6 +179,21 @@ export function runnerCheck(running: readonly RunningModel[], llm: LlmConfig, no
   return { detail: parts.join(', '), ...(warnings.length > 0 && { warnings }) };
 }
 
+/**
+ * The sandbox line: the configured mode and whether it can be set up here. Off passes, and says
+ * whether turning it on would work; a configured sandbox that cannot start fails (runs would be exit 2).
+ */
+async function sandboxCheck(policy: SandboxPolicy, env: Record<string, string | undefined>): Promise<string | CheckResult> {
+  const { checkLauncher } = await import('../../sandbox/prepare.js');
+  const found = await checkLauncher(env);
+  if (policy.mode === 'off') {
+    const would = 'problem' in found ? `--sandbox would fail: ${found.problem}` : `available (${found.launcher})`;
+    return `off (config sandbox or --sandbox workspace-write to turn it on); ${would}`;
+  }
+  if ('problem' in found) throw new CheckFailed({ detail: `${describePolicy(policy)}: runs will fail (exit 2): ${found.problem}` });
+  return `${describePolicy(policy)} (${found.launcher})`;
+}
+
 export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
   const checks: Check[] = [];
   let ctx: CliSetup | null = null;
@@ -219,6 +235,7 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
         return { detail: r.detail, ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}) };
       }),
     );
+    checks.push(await check('sandbox', () => sandboxCheck(config.sandbox, env)));
     const llm = createOllamaClient({ host: config.llm.host, firstChunkTimeoutS: 10, chunkTimeoutS: 10 });
     const ollama = await check('ollama', async () => ollamaVersionCheck(await llm.version(AbortSignal.timeout(5000)), config.llm));
     checks.push(ollama);

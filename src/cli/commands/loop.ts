@@ -16,7 +16,7 @@ import { pidAlive } from '../../loop/ownership.js';
 import { planResume } from '../../loop/resume.js';
 import { runConfigOf, runTaskOf } from '../../loop/run-state.js';
 import { currentOwner, DEFAULT_ITERATION_TIMEOUT_MS, runLoop, type LoopOutcome, type LoopRunOptions } from '../../loop/runner.js';
-import { loadTaskFile, promptOnlyTask, taskLoopOverride, type Task } from '../../loop/task-file.js';
+import { loadTaskFile, promptOnlyTask, taskLoopOverride, taskSandboxOverride, type Task } from '../../loop/task-file.js';
 import type { Store } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
@@ -219,7 +219,9 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       if (plan.note !== null) notices.push(plan.note);
       const stored = runConfigOf(run);
       task = runTaskOf(run);
-      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: [], store });
+      // The stored task keeps its `sandbox`: a resumed run is sandboxed as it started (--sandbox still overrides).
+      const sandboxOverride = taskSandboxOverride(task);
+      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: sandboxOverride ? [sandboxOverride] : [], store });
       mcp = rt.mcp;
       const decisions = decisionSource(args, baseCwd, rt.interactive, output);
       requireDecider(stored.loop_mode.iteration_approval, decisions);
@@ -238,7 +240,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       };
     } else {
       const t = task as Task;
-      const overrides = [taskLoopOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
+      const overrides = [taskLoopOverride(t), taskSandboxOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
       const cwd = t.cwd ?? baseCwd;
       // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
       const loaded = loadLoopConfig(args, cwd, overrides);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sandboxRefusals } from '../../sandbox/refusals.js';
 import { defineTool } from '../define-tool.js';
 import { runCommand, type RunCommandResult } from '../run-command.js';
 import { checkShellCommand } from '../shell-policy.js';
@@ -52,10 +53,16 @@ export const shellTool = defineTool({
       maxOutputBytes: Math.min(ctx.shell.maxOutputBytes, (ctx.outputLimitBytes ?? Infinity) - STATUS_RESERVE_BYTES),
       signal: ctx.signal,
       redact: ctx.redact,
+      ...(ctx.shell.sandbox ? { sandbox: ctx.shell.sandbox } : {}),
     });
     if (result.aborted) ctx.signal.throwIfAborted();
     const output = result.output;
     const separator = output === '' || output.endsWith('\n') ? '' : '\n';
-    return { ok: result.exitCode === 0 && !result.timedOut, output: output + separator + statusLine(result, timeoutS, args.timeout_s) };
+    const status = statusLine(result, timeoutS, args.timeout_s);
+    // What the sandbox refused, named after the status so the model adapts instead of retrying.
+    const refusals = ctx.shell.sandbox ? sandboxRefusals(output, ctx.shell.sandbox) : [];
+    for (const refusal of refusals) ctx.emit({ type: 'warning', code: 'sandbox_refused', message: ctx.redact(refusal.message) });
+    const notes = refusals.map((r) => `\n[${r.message}]`).join('');
+    return { ok: result.exitCode === 0 && !result.timedOut, output: output + separator + status + notes };
   },
 });
