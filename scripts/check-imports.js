@@ -38,9 +38,10 @@ const MAY_IMPORT = {
   store: ['base', 'llm', 'tools'],
   mcp: ['base', 'tools', 'config'],
   agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp'],
-  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp'],
+  notify: ['base', 'config'],
+  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp', 'notify'],
   report: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'notify'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

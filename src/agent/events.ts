@@ -242,7 +242,8 @@ export const eventPayloads = {
       .string()
       .describe(
         'stable; among them context_overflow (Ollama refused a prompt larger than the context it loaded: compressed and asked again) ' +
-          'and context_truncated_by_server (the prompt count fell while the conversation only grew: the server dropped messages)',
+          'and context_truncated_by_server (the prompt count fell while the conversation only grew: the server dropped messages), ' +
+          'notify_failed (a loop notification was given up on; the target is named by scheme and host only)',
       ),
     message: z.string(),
   }),

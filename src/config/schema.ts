@@ -14,6 +14,7 @@ import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, tex
 import { normalizeOllamaHost } from './host.js';
 import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
 import { McpSchema } from './mcp-schema.js';
+import { NotifyListSchema } from './notify-schema.js';
 
 /** Approval prompts between loop iterations (seed 004). */
 export const ITERATION_APPROVALS = ['none', 'strict', 'periodic'] as const;
@@ -179,6 +180,17 @@ export const NaviConfigSchema = z.object({
   context_message_token_budget: intAtLeast(0).default(0),
   /** MCP servers whose tools the model may call (also read from `.mcp.json`). */
   mcp: McpSchema.prefault({}),
+  /** Where a loop POSTs when it waits on a person, fails or ends (src/notify/). */
+  notify: NotifyListSchema.default(() => []),
+  /**
+   * The `navi serve` address notifications link to (`http://host:7777`): a CLI loop's
+   * notification then carries `<base>/#/runs/<run id>`. Unset: no link (a loop the server
+   * started links to its page by itself).
+   */
+  notify_link_base: z
+    .string({ error: 'must be an http:// or https:// URL such as http://127.0.0.1:7777' })
+    .regex(/^https?:\/\/[^\s/?#]+\/?$/, { error: 'must be an http:// or https:// URL such as http://127.0.0.1:7777 (scheme, host and port only)' })
+    .optional(),
 });
 
 /** The validated configuration, every default filled in. */

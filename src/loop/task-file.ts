@@ -19,6 +19,7 @@ import { lineLocator } from '../config/json-file.js';
 import { problemsFrom } from '../config/issues.js';
 import { readUserFile, UserFileError } from '../config/read-user-file.js';
 import type { LoopOverride } from '../config/load.js';
+import { NotifyListSchema, type NotifyTargetConfig } from '../config/notify-schema.js';
 import { BudgetSchema, LoopModeSchema, PROFILE_ID_PATTERN } from '../config/schema.js';
 import { InvalidInputError, printable } from '../errors.js';
 import { isRecord } from '../util/guards.js';
@@ -74,6 +75,8 @@ export const TaskFileSchema = z.strictObject({
     .optional(),
   ticket: z.strictObject({ run: text() }).optional(),
   budget: BudgetSchema.optional(),
+  /** Where to POST when the loop waits on a person, fails or ends (added to the config's `notify`). */
+  notify: NotifyListSchema.optional(),
 });
 
 /** A check as the runner uses it. */
@@ -116,6 +119,11 @@ export interface Task {
   deadline?: string;
   /** Deadline in milliseconds, when set. */
   deadlineMs?: number;
+  /**
+   * Notify targets, when set. Never stored with the run (a URL may hold a webhook's secret):
+   * a resumed run notifies the config's targets and `--notify` ones only.
+   */
+  notify?: NotifyTargetConfig[];
 }
 
 /** One problem in a task file. */
@@ -244,6 +252,7 @@ export function parseTaskText(source: string, opts: ParseTaskOptions): TaskValid
   if (t.cwd !== undefined) task.cwd = resolve(opts.file === undefined ? '.' : dirname(opts.file), t.cwd);
   if (isRecord(raw.loop)) task.loop = { ...raw.loop };
   if (t.ticket !== undefined) task.ticket = { run: t.ticket.run };
+  if (t.notify !== undefined && t.notify.length > 0) task.notify = t.notify;
   if (t.budget?.max_tokens !== undefined) task.maxTokens = t.budget.max_tokens;
   if (t.budget?.deadline !== undefined) {
     task.deadline = t.budget.deadline;
