@@ -30,7 +30,8 @@ const URL_HINT = 'must be an http:// or https:// URL (`${VAR}` references are ex
  * only when sent.
  */
 export function notifyUrlProblem(url: string): string | undefined {
-  if (/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(url.trim())) return undefined;
+  // Scheme and host still unknown (`${HOOK}`, `${BASE}/path`): checked once expanded.
+  if (url.trim().startsWith('${')) return undefined;
   if (/\$\{(?![A-Za-z_][A-Za-z0-9_]*\})/.test(url)) return 'has a "${" that does not start a ${NAME} reference';
   let parsed: URL;
   try {
@@ -42,13 +43,31 @@ export function notifyUrlProblem(url: string): string | undefined {
   return undefined;
 }
 
-/** A URL to notify, checked as written. */
+/**
+ * A URL to notify, checked as written. A bad one is named by its redacted form, and the
+ * loader's "(got …)" is left off (`params.hideValue`): its path may be a webhook's secret.
+ */
 export function notifyUrlField() {
   return z.string({ error: URL_HINT }).superRefine((url, ctx) => {
     const problem = notifyUrlProblem(url);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${problem} (got ${redactUrl(url)}…)`, params: { hideValue: true } });
   });
 }
+/**
+ * What may be shown of a URL as written: `https://hooks.slack.com`. A host that is itself a
+ * reference stays the reference (`${HOOK}` names a variable, not its value); user info, path,
+ * query and fragment are dropped.
+ */
+export function redactUrl(url: string): string {
+  const t = url.trim();
+  const ref = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}/.exec(t);
+  if (ref !== null) return ref[0];
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)/.exec(t);
+  if (m === null) return '(notify URL)';
+  const authority = m[2] ?? '';
+  return `${(m[1] ?? '').toLowerCase()}${authority.slice(authority.lastIndexOf('@') + 1)}`;
+}
+
 
 /** One notify target. */
 export const NotifyTargetSchema = z.strictObject({

@@ -30,17 +30,4 @@ export function urlVariables(url: string): string[] {
   return names;
 }
 
-/**
- * What may be shown of a URL as written: `https://hooks.slack.com`. A host that is itself a
- * reference stays the reference (`${HOOK}` names a variable, not its value); user info, path,
- * query and fragment are dropped.
- */
-export function redactUrl(url: string): string {
-  const t = url.trim();
-  const ref = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}/.exec(t);
-  if (ref !== null) return ref[0];
-  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)/.exec(t);
-  if (m === null) return '(notify URL)';
-  const authority = m[2] ?? '';
-  return `${(m[1] ?? '').toLowerCase()}${authority.slice(authority.lastIndexOf('@') + 1)}`;
-}
+export { redactUrl } from '../config/notify-schema.js';
