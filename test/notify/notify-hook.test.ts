@@ -38,7 +38,11 @@ const script: AgentEvent[] = [
 ];
 
 async function* scripted(fail?: Error): AsyncGenerator<AgentEvent, LoopOutcome> {
-  for (const ev of script) yield await Promise.resolve(ev);
+  for (const ev of script) {
+    // A turn of the event loop per event, as the runner's awaits give.
+    await Promise.resolve();
+    yield ev;
+  }
   if (fail !== undefined) throw fail;
   return outcome;
 }
