@@ -40,9 +40,10 @@ const MAY_IMPORT = {
   store: ['base', 'llm', 'tools'],
   mcp: ['base', 'tools', 'config'],
   agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp', 'sandbox'],
-  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp', 'sandbox'],
+  notify: ['base', 'config'],
+  loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp', 'sandbox', 'notify'],
   report: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

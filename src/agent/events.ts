@@ -250,8 +250,9 @@ export const eventPayloads = {
     code: z
       .string()
       .describe(
-        'stable; among them sandbox_refused (the sandbox stopped a write outside the tree or a connection), context_overflow (Ollama refused a prompt larger than the context it loaded: compressed and asked again) ' +
-          'and context_truncated_by_server (the prompt count fell while the conversation only grew: the server dropped messages)',
+        'stable; among them sandbox_refused (the sandbox stopped a write outside the tree or a connection), context_overflow (Ollama refused a prompt larger than the context it loaded: compressed and asked again), ' +
+          'context_truncated_by_server (the prompt count fell while the conversation only grew: the server dropped messages) ' +
+          'and notify_failed (a loop notification was given up on; the target is named by scheme and host only)',
       ),
     message: z.string(),
   }),

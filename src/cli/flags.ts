@@ -159,6 +159,13 @@ export const FLAGS: readonly Flag[] = [
   { name: 'max-tokens', kind: 'integer', requiresArg: true, commands: ['loop'], describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' },
   { name: 'deadline', kind: 'string', commands: ['loop'], describe: 'Wall-clock limit of the whole run, e.g. 30m, 8h; exit 5 when reached' },
   { name: 'iteration-timeout', kind: 'string', commands: ['loop'], describe: "Longest one iteration's agent turn may take (default 30m); exit 5" },
+  {
+    name: 'notify',
+    kind: 'string',
+    requiresArg: true,
+    commands: ['loop'],
+    describe: 'POST to URL when the loop waits on you, fails or ends (repeatable; Slack/Discord webhooks get their shape; ${VAR} read when sending)',
+  },
 
   // CI: record/replay of the model's exchanges (model-exchanges.ts) and the loop's reports.
   { name: 'record', kind: 'string', requiresArg: true, commands: MODEL_COMMANDS, complete: 'files', describe: 'Write every model exchange of this run to FILE (JSONL, secrets redacted; docs/recording-format.md)' },

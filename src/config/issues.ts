@@ -106,7 +106,9 @@ export function problemsFrom(issues: readonly Issue[], input: unknown, schema: A
       });
       continue;
     }
-    out.push({ path: dotted(issue.path), text: `${printable(issue.message)} (got ${show(given)})` });
+    // A value that may hold a secret (a notify URL) is not echoed: its message names it redacted.
+    const hidden = issue.code === 'custom' && (issue.params as { hideValue?: unknown } | undefined)?.hideValue === true;
+    out.push({ path: dotted(issue.path), text: hidden ? printable(issue.message) : `${printable(issue.message)} (got ${show(given)})` });
   }
   return out;
 }

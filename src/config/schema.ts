@@ -15,6 +15,7 @@ import { normalizeOllamaHost } from './host.js';
 import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
 import { McpSchema } from './mcp-schema.js';
 import { DEFAULT_SANDBOX_MODE, SANDBOX_MODES } from '../sandbox/modes.js';
+import { NotifyListSchema } from './notify-schema.js';
 
 /** Approval prompts between loop iterations (seed 004). */
 export const ITERATION_APPROVALS = ['none', 'strict', 'periodic'] as const;
@@ -201,6 +202,17 @@ export const NaviConfigSchema = z.object({
   mcp: McpSchema.prefault({}),
   /** Sandbox of the shell tool's commands: a mode or `{ mode, network }`. */
   sandbox: SandboxFieldSchema.prefault({}),
+  /** Where a loop POSTs when it waits on a person, fails or ends (src/notify/). */
+  notify: NotifyListSchema.default(() => []),
+  /**
+   * The `navi serve` address notifications link to (`http://host:7777`): a CLI loop's
+   * notification then carries `<base>/#/runs/<run id>`. Unset: no link (a loop the server
+   * started links to its page by itself).
+   */
+  notify_link_base: z
+    .string({ error: 'must be an http:// or https:// URL such as http://127.0.0.1:7777' })
+    .regex(/^https?:\/\/[^\s/?#]+\/?$/, { error: 'must be an http:// or https:// URL such as http://127.0.0.1:7777 (scheme, host and port only)' })
+    .optional(),
 });
 
 /** The validated configuration, every default filled in. */

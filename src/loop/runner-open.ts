@@ -12,6 +12,7 @@ import { pendingOf, type PendingDecision } from './pending-decision.js';
 import { clarificationNote } from './iteration-message.js';
 import { freshState, restoreState, type LoopState, type RunConfigRecord } from './run-state.js';
 import type { LoopDeps, LoopRunOptions } from './runner-types.js';
+import type { Task } from './task-file.js';
 
 /** An open run: its row, counters and git context. */
 export interface OpenRun {
@@ -76,7 +77,8 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps, runId?: stri
     ...(runId !== undefined ? { id: runId } : {}),
     sessionId,
     taskName: opts.task.name,
-    task: opts.task,
+    // Notify URLs may hold a webhook's secret: never stored (task-file.ts).
+    task: withoutNotify(opts.task),
     config: configRecord(opts),
     cwd,
     maxIterations: opts.loop.max_iterations,
@@ -85,4 +87,11 @@ export async function openRun(opts: LoopRunOptions, deps: LoopDeps, runId?: stri
     gitHeadAtStart: startHead,
   });
   return { run, state: freshState(run.maxIterations), git: { probe, repo, startHead }, resumed: false, startedAt: run.startedAt, pending: null };
+}
+
+/** The task as stored: without its notify targets. */
+function withoutNotify(task: Task): Task {
+  const copy = { ...task };
+  delete copy.notify;
+  return copy;
 }

@@ -6,6 +6,8 @@
 import type { AgentEvent } from '../agent/events.js';
 import type { TurnOptions, TurnOutcome } from '../agent/agent-types.js';
 import type { LoopModeConfig } from '../config/schema.js';
+import type { ExitStatus } from '../errors.js';
+import type { Notifier } from '../notify/notifier.js';
 import type { LoopRunRecord, Store } from '../store/types.js';
 import type { DecisionSource } from './decisions.js';
 import type { GitProbe } from './git-probe.js';
@@ -45,6 +47,12 @@ export interface LoopRunOptions {
   checkEnv?: NodeJS.ProcessEnv;
   /** Called once the run exists, before its first event (the CLI sets the event envelope). */
   onOpen?: (ids: { runId: string; sessionId: string }) => void;
+  /** Where to tell a person the run waits on them, failed or ended (notify-hook.ts); absent: nobody. */
+  notifier?: Notifier;
+  /** The run's page, linked from notifications: `navi serve` passes `id => http://host:port/#/runs/${id}`. */
+  pageUrl?: (runId: string) => string;
+  /** How long the end of the run waits for notifications still being sent (default 5 s). */
+  notifyGraceMs?: number;
 }
 
 /** The agent as the runner uses it: one turn as a stream of events. */
@@ -69,6 +77,16 @@ export type BookkeepingPhase = 'pre_turn' | 'evidence' | 'checks' | 'evaluate' |
 
 /** How a loop ended (stored as the run's status). */
 export type LoopEndStatus = 'completed' | 'incomplete' | 'aborted' | 'budget_exhausted' | 'interrupted' | 'failed';
+
+/** The exit status of each ending (SPEC §4: 0 completed, 3 incomplete, 4 aborted, 5 budget, 130 interrupted, 1 failed). */
+export const LOOP_EXIT_STATUS: Readonly<Record<LoopEndStatus, ExitStatus>> = {
+  completed: 'success',
+  incomplete: 'incomplete',
+  aborted: 'aborted',
+  budget_exhausted: 'budget_exhausted',
+  interrupted: 'interrupted',
+  failed: 'error',
+};
 
 /** What the runner returns when it stops. */
 export interface LoopOutcome {

@@ -23,6 +23,7 @@ import { startHeartbeat } from './ownership.js';
 import { IterationDecider } from './runner-decide.js';
 import { endingIndicators, endingMarker, isResumable, loopCompleteEvent, type EndContext, type Ending } from './runner-end.js';
 import { gateEvent, interrupted, statusEvent, stopEnding, turnEnding } from './runner-events.js';
+import { withNotifications } from './notify-hook.js';
 import { openRun, type OpenRun } from './runner-open.js';
 import { runIterationTurn } from './runner-turn.js';
 import type { BookkeepingPhase, LoopDeps, LoopOutcome, LoopRunOptions } from './runner-types.js';
@@ -44,8 +45,14 @@ type Events<T> = AsyncGenerator<AgentEvent, T>;
 
 /** Runs (or resumes) a loop: yields every event, returns how it ended. */
 export async function* runLoop(opts: LoopRunOptions, deps: LoopDeps): Events<LoopOutcome> {
-  // One loop per working tree, refused before anything is stored (tree-lock.ts).
   const runId = opts.resume?.run.id ?? newRunId();
+  const n = opts.notifier;
+  if (n === undefined || !n.active) return yield* driveLoop(opts, deps, runId);
+  return yield* withNotifications(driveLoop(opts, deps, runId), n, { runId, task: opts.task, pageUrl: opts.pageUrl, now: deps.now ?? Date.now, graceMs: opts.notifyGraceMs });
+}
+
+async function* driveLoop(opts: LoopRunOptions, deps: LoopDeps, runId: string): Events<LoopOutcome> {
+  // One loop per working tree, refused before anything is stored (tree-lock.ts).
   const lock = await acquireTreeLock(opts.turn.cwd, runId);
   try {
     const open = await openRun(opts, deps, runId);

@@ -19,6 +19,7 @@ import { lineLocator } from '../config/json-file.js';
 import { problemsFrom } from '../config/issues.js';
 import { readUserFile, UserFileError } from '../config/read-user-file.js';
 import type { LoopOverride } from '../config/load.js';
+import { NotifyListSchema, type NotifyTargetConfig } from '../config/notify-schema.js';
 import { BudgetSchema, LoopModeSchema, PROFILE_ID_PATTERN, SandboxFieldSchema } from '../config/schema.js';
 import { InvalidInputError, printable } from '../errors.js';
 import { isRecord } from '../util/guards.js';
@@ -76,6 +77,8 @@ export const TaskFileSchema = z.strictObject({
   budget: BudgetSchema.optional(),
   // A mode or { mode, network }; the raw value overrides the config's `sandbox` (as `loop` does loop_mode).
   sandbox: SandboxFieldSchema.optional(),
+  /** Where to POST when the loop waits on a person, fails or ends (added to the config's `notify`). */
+  notify: NotifyListSchema.optional(),
 });
 
 /** A check as the runner uses it. */
@@ -120,6 +123,11 @@ export interface Task {
   deadline?: string;
   /** Deadline in milliseconds, when set. */
   deadlineMs?: number;
+  /**
+   * Notify targets, when set. Never stored with the run (a URL may hold a webhook's secret):
+   * a resumed run notifies the config's targets and `--notify` ones only.
+   */
+  notify?: NotifyTargetConfig[];
 }
 
 /** One problem in a task file. */
@@ -249,6 +257,7 @@ export function parseTaskText(source: string, opts: ParseTaskOptions): TaskValid
   if (isRecord(raw.loop)) task.loop = { ...raw.loop };
   if (raw.sandbox !== undefined) task.sandbox = isRecord(raw.sandbox) ? { ...raw.sandbox } : raw.sandbox;
   if (t.ticket !== undefined) task.ticket = { run: t.ticket.run };
+  if (t.notify !== undefined && t.notify.length > 0) task.notify = t.notify;
   if (t.budget?.max_tokens !== undefined) task.maxTokens = t.budget.max_tokens;
   if (t.budget?.deadline !== undefined) {
     task.deadline = t.budget.deadline;

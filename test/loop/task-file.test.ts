@@ -115,7 +115,7 @@ describe('parseTaskText: problems', () => {
     ].join('\n');
     expect(problems(text)).toEqual([
       '1:1 prompt: is required: must be text (the task for the model)',
-      '2:1 promt: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox)',
+      '2:1 promt: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox, notify)',
       '3:9 loop.max_iterations: must be an integer between 1 and 20 (got 50)',
       '3:29 loop.bogus: unknown key (allowed: enabled, max_iterations, stagnation_threshold, exit_requires_explicit_signal, show_status_block, iteration_approval, periodic_interval, never_pause_on_stagnation, stagnation_diversify_strategy)',
       '5:33 checks[0].timeout: unknown key (allowed: name, run, timeout_s)',
@@ -139,7 +139,7 @@ describe('parseTaskText: problems', () => {
     ['an empty prompt', 'prompt: "  "\n', '1:1 prompt: must not be empty (got "  ")'],
     ['loop_mode as a string', 'prompt: p\nloop_mode: "yes"\n', '2:1 loop_mode: must be true or false (got "yes")'],
     ['a custom tag', 'prompt: !!js/function "f"\n', '1:9 : invalid YAML: unknown scalar tag !<tag:yaml.org,2002:js/function>'],
-    ['a __proto__ key', 'prompt: p\n__proto__: { a: 1 }\n', '2:1 __proto__: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox)'],
+    ['a __proto__ key', 'prompt: p\n__proto__: { a: 1 }\n', '2:1 __proto__: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox, notify)'],
   ])('%s', (_name, text, expected) => {
     expect(problems(text)).toEqual([expected]);
   });
@@ -202,7 +202,7 @@ describe('validateTaskFile / loadTaskFile', () => {
     expect(err.exitCode).toBe(2);
     expect(err.code).toBe('task_invalid');
     expect((err as TaskFileError).problems).toEqual([
-      'tasks/t.yaml:2:1: bogus: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox)',
+      'tasks/t.yaml:2:1: bogus: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox, notify)',
       'tasks/t.yaml:3:10: checks[0].run: is required: must be a non-empty string',
     ]);
     expect(err.message).toBe(`tasks/t.yaml: 2 problems: ${(err as TaskFileError).problems.join('; ')}`);
@@ -213,7 +213,7 @@ describe('validateTaskFile / loadTaskFile', () => {
     s = scratch();
     const file = s.write('t.yaml', 'prompt: p\nextra: 1\n');
     expect(thrown(() => loadTaskFile(file, 'tasks/t.yaml')).message).toBe(
-      'tasks/t.yaml:2:1: extra: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox)',
+      'tasks/t.yaml:2:1: extra: unknown key (allowed: name, prompt, profile, cwd, loop_mode, loop, checks, ticket, budget, sandbox, notify)',
     );
   });
 });

@@ -9,6 +9,7 @@
 import { hostname } from 'node:os';
 import { parseDuration, tryParseDuration } from '../../config/duration.js';
 import type { LoopOverride } from '../../config/load.js';
+import type { NotifyTargetConfig } from '../../config/notify-schema.js';
 import { describeError, EXIT, InvalidInputError, isNaviError, printable, type ExitStatus } from '../../errors.js';
 import { headlessDecisions, type DecisionSource } from '../../loop/decisions.js';
 import { LOOP_ENV } from '../../loop/nesting.js';
@@ -16,7 +17,9 @@ import { pidAlive } from '../../loop/ownership.js';
 import { planResume } from '../../loop/resume.js';
 import { runConfigOf, runTaskOf } from '../../loop/run-state.js';
 import { currentOwner, DEFAULT_ITERATION_TIMEOUT_MS, runLoop, type LoopOutcome, type LoopRunOptions } from '../../loop/runner.js';
+import { LOOP_EXIT_STATUS } from '../../loop/runner-types.js';
 import { loadTaskFile, promptOnlyTask, taskLoopOverride, taskSandboxOverride, type Task } from '../../loop/task-file.js';
+import { loopNotifier, notifyTargetsFor } from '../loop-notify.js';
 import type { Store } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
@@ -49,6 +52,8 @@ export interface LoopArgs extends GlobalArgs {
   /** `--junit FILE` / `--summary FILE` (loop-reports.ts). */
   junit?: string;
   summary?: string;
+  /** `--notify URL` (repeatable: a list when given more than once). */
+  notify?: string | string[];
 }
 
 /** How `navi run` hands over: the prompt it read and why it entered loop mode. */
@@ -58,14 +63,7 @@ export interface LoopEntry {
   autoEntered?: string;
 }
 
-const STATUS: Record<LoopOutcome['status'], ExitStatus> = {
-  completed: 'success',
-  incomplete: 'incomplete',
-  aborted: 'aborted',
-  budget_exhausted: 'budget_exhausted',
-  interrupted: 'interrupted',
-  failed: 'error',
-};
+const STATUS: Readonly<Record<LoopOutcome['status'], ExitStatus>> = LOOP_EXIT_STATUS;
 
 function positiveInt(value: number | undefined, flag: string): void {
   if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
@@ -200,9 +198,12 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     let rt: Runtime;
     const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
     let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
+    let notifyTargets: NotifyTargetConfig[];
     if (args.resume !== undefined) {
       const env = process.env;
       const base = configFor(args, baseCwd);
+      // A resumed run's task keeps no notify targets (they may hold secrets): config and --notify.
+      notifyTargets = notifyTargetsFor(base.config, undefined, args.notify, env);
       store = openConfiguredStore(base.config, env);
       const run = await (await store).loopRuns.get(args.resume);
       if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
@@ -245,6 +246,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
       const loaded = loadLoopConfig(args, cwd, overrides);
       const loop = loaded.config.loop_mode;
+      notifyTargets = notifyTargetsFor(loaded.config, t, args.notify, process.env);
       const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
       requireDecider(loop.iteration_approval, decisions);
       rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
@@ -269,11 +271,13 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     }
     output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
     const runtime = rt;
+    const notify = await loopNotifier(notifyTargets, rt.config, process.env);
     const events = runLoop(
       {
         ...opts,
         turn: turnBase(runtime, stop.signal, { loop: true }),
         signal: stop.signal,
+        ...notify,
         onOpen: ({ runId, sessionId }) => {
           ids.runId = runId;
           ids.sessionId = sessionId;
