@@ -40,7 +40,9 @@ const MAY_IMPORT = {
   agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp'],
   loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp'],
   report: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report'],
+  // The job queue (pg-boss): its own tables and SQL; the store only for the database URL's shape.
+  queue: ['base', 'store'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'queue'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */
