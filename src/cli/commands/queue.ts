@@ -102,6 +102,8 @@ export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
 
 export async function queueAdd(argv: Args): Promise<number> {
   const args = argv as QueueAddArgs;
+  // Said before the flags are checked: without PostgreSQL nothing else matters.
+  requirePostgres(setup(args).config.db.url, 'queue add');
   const cwd = resolveCwd(args.cwd);
   const data = jobDataOf(args, cwd);
   const cron = args.cron !== undefined ? checkCron(args.cron) : undefined;
