@@ -89,6 +89,32 @@ export async function listJobs(cwd: string, env: Record<string, string>): Promis
   return (r.events[0]?.jobs ?? []) as JobRow[];
 }
 
+/**
+ * The queue's jobs read straight from the engine's table (cheap enough to poll; a `navi queue
+ * list` process per poll would load a shared 2-core machine), in the shape `navi queue list` prints.
+ */
+export async function peekJobs(url: string): Promise<JobRow[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const rows = await sql`SELECT id::text, state::text, retry_count, started_on, data FROM pgboss.job WHERE name = 'navi-loop'
+                           UNION ALL SELECT id::text, state::text, retry_count, started_on, data FROM pgboss.archive WHERE name = 'navi-loop'`;
+    const status: Record<string, string> = { created: 'queued', retry: 'queued', active: 'running' };
+    return rows.map((r) => {
+      const data = (r.data ?? {}) as Record<string, unknown>;
+      return {
+        id: String(r.id),
+        status: status[String(r.state)] ?? String(r.state),
+        attempts: r.started_on === null ? Number(r.retry_count) : Number(r.retry_count) + 1,
+        worker: typeof data.worker === 'string' ? data.worker : null,
+        run_id: typeof data.run_id === 'string' ? data.run_id : null,
+        schedule_id: typeof data.schedule_id === 'string' ? data.schedule_id : null,
+      };
+    });
+  } finally {
+    await sql.end();
+  }
+}
+
 /** Waits until `check` returns a value (not undefined): a condition, polled, with a hang guard far above the real time. */
 export async function waitUntil<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = TIMEOUT_MS): Promise<T> {
   const end = Date.now() + timeoutMs;
