@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseDuration } from '../../config/duration.js';
 import { InvalidInputError, NotFoundError, StorageError, describeError } from '../../errors.js';
@@ -67,6 +67,18 @@ function repoOf(repo: string | undefined, cwd: string): string {
   }
 }
 
+/**
+ * A task file named from a subfolder of a local repository (`navi queue add ../tasks/fix.yaml`)
+ * is stored relative to the repository's top, where the worker's worktree starts.
+ */
+function taskInRepo(task: string, repo: string, cwd: string): string {
+  if (isGitUrl(repo)) return task;
+  const local = path.resolve(cwd, task);
+  if (!existsSync(local) || !statSync(local).isFile()) return task;
+  const rel = path.relative(realpathSync(repo), realpathSync(local));
+  return rel.startsWith('..') || path.isAbsolute(rel) ? local : rel;
+}
+
 /** The job's data from the flags, checked before anything is sent (exit 2). */
 export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
   const task = (args.task ?? '').trim();
@@ -97,7 +109,8 @@ export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
     ...(args.neverPause === true ? { never_pause: true } : {}),
     ...(args.strategy !== undefined ? { strategy: args.strategy } : {}),
   };
-  return { task, repo: repoOf(args.repo, cwd), ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };
+  const repo = repoOf(args.repo, cwd);
+  return { task: taskInRepo(task, repo, cwd), repo, ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };
 }
 
 export async function queueAdd(argv: Args): Promise<number> {

@@ -73,7 +73,7 @@ export async function workerCommand(argv: Args): Promise<number> {
       },
     });
   } catch (err) {
-    throw new StorageError('queue_unavailable', `navi worker: ${describeError(err)}`, { cause: err });
+    throw new StorageError('queue_unavailable', `navi worker: cannot open the job queue in PostgreSQL: ${describeError(err)}`, { cause: err });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
