@@ -42,7 +42,8 @@
  *   --only LIST        measure only these figures (comma-separated): startup, oneshot (also gives
  *                      the first request size), gap, reuse (rendered-prompt reuse), rss, growth,
  *                      stop, mcp (MCP servers: bench/mcp.ts), sandbox (--sandbox per-command
- *                      overhead: bench/sandbox.ts) — for quick A/B work; oneshot and
+ *                      overhead: bench/sandbox.ts), queue (the job queue, PostgreSQL:
+ *                      bench/queue.ts) — for quick A/B work; oneshot and
  *                      gap run the reference agent too
  *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
@@ -63,6 +64,7 @@ import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from
 import { prefixBreaks, prefixKept, RENDERERS } from '../test/support/render-prompt.js';
 import { prefixRuleBreaks } from '../test/support/prefix-rule.js';
 import { figureMcp } from './mcp.js';
+import { figureQueue } from './queue.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options and environment
@@ -79,7 +81,7 @@ interface Options {
   nodeOptions: string | undefined;
 }
 
-const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'sandbox'];
+const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'sandbox', 'queue'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -1267,6 +1269,22 @@ async function main(): Promise<void> {
         row,
         median,
       });
+    }
+
+    // Issue 21: the job queue (bench/queue.ts), PostgreSQL only.
+    if (want('queue')) {
+      if (postgresBackend && 'url' in pg) {
+        await figureQueue({
+          main: MAIN,
+          work,
+          env: postgresBackend.env,
+          url: pg.url,
+          play: (script) => fake.play(script),
+          chats: (from) => fake.chats(from),
+          row,
+          median,
+        });
+      } else row('queue: jobs/s and enqueue → first model request', 'info', skipped, 'skip');
     }
   } finally {
     await fake.close();

@@ -233,7 +233,9 @@ const result = await build({
   bundle: true,
   splitting: true,
   format: 'esm',
-  external: ['@electric-sql/pglite'],
+  // pg-boss and cron-parser (the job queue, src/queue/) stay external too: CommonJS that requires
+  // modules by name (pg's optional native driver, fs), which an ES bundle cannot. Loaded lazily.
+  external: ['@electric-sql/pglite', 'pg-boss', 'cron-parser'],
   define: { NAVI_BUNDLED: 'true' },
   sourcemap: 'linked',
   sourcesContent: false,

@@ -43,7 +43,9 @@ const MAY_IMPORT = {
   notify: ['base', 'config'],
   loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp', 'sandbox', 'notify'],
   report: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify'],
+  // The job queue (pg-boss): its own tables and SQL; the store only for the database URL's shape.
+  queue: ['base', 'store'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify', 'queue'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

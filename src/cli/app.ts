@@ -176,6 +176,56 @@ export async function main(args: string[]): Promise<void> {
         )
         .demandCommand(1, 'name a runs subcommand: list, show'),
     )
+    .command('queue', 'Loop runs as jobs for workers on PostgreSQL: add, list, cancel', (y) =>
+      commandHelp(y, { path: 'queue', uses: ['db'], examples: [['navi queue add tasks/fix.yaml --repo ~/code/app', ''], ['navi queue list', '']] })
+        .command(
+          'add <task>',
+          'Enqueue a loop run of a task (a file in the repository, a task name or a prompt); prints the job id',
+          (yy) =>
+            commandHelp(commandFlags(yy.positional('task', { type: 'string', demandOption: true, describe: 'A task file (relative to the repository), a task name, or a prompt in quotes' }), 'queue add'), {
+              path: 'queue add',
+              uses: ['db', 'ollama', 'profile'],
+              examples: [
+                ['navi queue add tasks/fix.yaml --repo ~/code/app --max-iterations 8', 'one job'],
+                ['navi queue add tasks/nightly.yaml --repo git@host:team/app.git --cron "0 2 * * *"', 'every night at 02:00 UTC'],
+                ['navi queue add "make npm test pass" --priority 5 -o json', 'the id as JSON'],
+              ],
+            }),
+          lazy(async () => (await import('./commands/queue.js')).queueAdd, sink),
+        )
+        .command(
+          'list',
+          'List jobs (newest first) and schedules: status, attempts, worker, run id',
+          (yy) => commandHelp(commandFlags(yy, 'queue list'), { path: 'queue list', uses: ['db'], examples: [['navi queue list', ''], ['navi queue list -o json', 'as JSON']] }),
+          lazy(async () => (await import('./commands/queue.js')).queueList, sink),
+        )
+        .command(
+          'cancel <id>',
+          "Cancel a job (a running one's loop stops at a safe point, saved) or remove a schedule",
+          (yy) =>
+            commandHelp(yy.positional('id', { type: 'string', demandOption: true, describe: 'The job or schedule id (see: navi queue list)' }), {
+              path: 'queue cancel',
+              uses: ['db'],
+              examples: [['navi queue cancel 0b6c…', '']],
+            }),
+          lazy(async () => (await import('./commands/queue.js')).queueCancel, sink),
+        )
+        .demandCommand(1, 'name a queue subcommand: add, list, cancel'),
+    )
+    .command(
+      'worker',
+      'Take queued loop jobs until SIGINT/SIGTERM, each in its own git worktree (PostgreSQL)',
+      (yy) =>
+        commandHelp(commandFlags(yy, 'worker'), {
+          path: 'worker',
+          uses: ['db', 'ollama'],
+          examples: [
+            ['navi worker --concurrency 2', 'two loops at once'],
+            ['OLLAMA_HOST=http://gpu2:11434 navi worker', "this machine's Ollama"],
+          ],
+        }),
+      lazy(async () => (await import('./commands/worker.js')).workerCommand, sink),
+    )
     .command('sessions', 'List, show, delete and compact sessions', (y) =>
       commandHelp(y, { path: 'sessions', uses: ['db', 'ollama', 'profile'], examples: [['navi sessions list', ''], ['navi sessions show SESSION_ID', '']] })
         .command(

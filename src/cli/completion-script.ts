@@ -32,6 +32,8 @@ const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   doctor: [],
   init: [],
   completion: ['bash', 'zsh'],
+  queue: ['add', 'list', 'cancel'],
+  worker: [],
 };
 
 /** The flags of a top-level command: its own and its subcommands' (`sessions` → `--limit`, `--record`…). */

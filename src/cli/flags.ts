@@ -17,7 +17,10 @@ export type CommandPath =
   | 'sessions compact'
   | 'runs list'
   | 'runs show'
-  | 'profiles show';
+  | 'profiles show'
+  | 'queue add'
+  | 'queue list'
+  | 'worker';
 
 /** How a flag's value is completed in the shell. */
 export type Completion = 'files' | 'dirs' | 'profiles';
@@ -61,6 +64,8 @@ export const SANDBOX_FLAG: Flag = {
   describe: "Run the shell tool's commands in an OS sandbox: workspace-write (write the tree and $TMPDIR only, no network), read-only, or off (else config sandbox, default off)",
 };
 const MODEL_COMMANDS: readonly CommandPath[] = ['run', 'loop', 'sessions compact'];
+/** `navi queue add` passes these on to the job's `navi loop`. */
+const LOOP_JOB: readonly CommandPath[] = ['loop', 'queue add'];
 
 export const FLAGS: readonly Flag[] = [
   // Global flags (app.ts globalOptions; help-layout.ts shows each command the ones it uses).
@@ -146,19 +151,19 @@ export const FLAGS: readonly Flag[] = [
     aliases: ['max-turns'],
     kind: 'integer',
     requiresArg: true,
-    commands: ['loop'],
+    commands: LOOP_JOB,
     describe: 'Loop iterations before stopping (1-20; else loop_mode.max_iterations, 5); --max-turns is an alias',
   },
-  { name: 'approval', kind: 'choice', choices: ['none', 'strict', 'periodic'], commands: ['loop'], describe: 'Ask to accept iterations: none, strict (every one) or periodic (every periodic_interval)' },
-  { name: 'never-pause', kind: 'boolean', commands: ['loop'], describe: 'On stagnation, auto-diversify instead of stopping (needs --max-iterations)' },
-  { name: 'strategy', kind: 'choice', choices: ['combine', 'radical', 'reread'], commands: ['loop'], describe: 'Diversification strategy on stagnation: combine, radical or reread' },
-  { name: 'decisions', kind: 'string', commands: ['loop'], complete: 'files', describe: 'Answers for approval/stagnation/max-iterations prompts: JSON lines file, or - for stdin' },
+  { name: 'approval', kind: 'choice', choices: ['none', 'strict', 'periodic'], commands: LOOP_JOB, describe: 'Ask to accept iterations: none, strict (every one) or periodic (every periodic_interval)' },
+  { name: 'never-pause', kind: 'boolean', commands: LOOP_JOB, describe: 'On stagnation, auto-diversify instead of stopping (needs --max-iterations)' },
+  { name: 'strategy', kind: 'choice', choices: ['combine', 'radical', 'reread'], commands: LOOP_JOB, describe: 'Diversification strategy on stagnation: combine, radical or reread' },
+  { name: 'decisions', kind: 'string', commands: LOOP_JOB, complete: 'files', describe: 'Answers for approval/stagnation/max-iterations prompts: JSON lines file, or - for stdin' },
   { name: 'resume', kind: 'string', commands: ['loop'], describe: 'Continue a stopped run (interrupted, incomplete, out of budget, aborted) by id' },
   { name: 'extend', kind: 'integer', requiresArg: true, commands: ['loop'], describe: 'With --resume: add N iterations to the run' },
   { name: 'clarify', kind: 'string', requiresArg: true, commands: ['loop'], describe: 'With --resume: a clarification for the model, given with the next iteration' },
-  { name: 'max-tokens', kind: 'integer', requiresArg: true, commands: ['loop'], describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' },
-  { name: 'deadline', kind: 'string', commands: ['loop'], describe: 'Wall-clock limit of the whole run, e.g. 30m, 8h; exit 5 when reached' },
-  { name: 'iteration-timeout', kind: 'string', commands: ['loop'], describe: "Longest one iteration's agent turn may take (default 30m); exit 5" },
+  { name: 'max-tokens', kind: 'integer', requiresArg: true, commands: LOOP_JOB, describe: 'Token budget of the whole run (prompt + completion); exit 5 when spent' },
+  { name: 'deadline', kind: 'string', commands: LOOP_JOB, describe: 'Wall-clock limit of the whole run, e.g. 30m, 8h; exit 5 when reached' },
+  { name: 'iteration-timeout', kind: 'string', commands: LOOP_JOB, describe: "Longest one iteration's agent turn may take (default 30m); exit 5" },
   {
     name: 'notify',
     kind: 'string',
@@ -182,7 +187,7 @@ export const FLAGS: readonly Flag[] = [
   { name: 'summary', kind: 'string', requiresArg: true, commands: ['loop'], complete: 'files', describe: 'Write a Markdown summary of the run to FILE (also appended to $GITHUB_STEP_SUMMARY when set)' },
 
   // The listing and showing commands.
-  { name: 'limit', kind: 'integer', requiresArg: true, default: 20, commands: ['runs list', 'sessions list'], describe: 'How many (default 20)' },
+  { name: 'limit', kind: 'integer', requiresArg: true, default: 20, commands: ['runs list', 'sessions list', 'queue list'], describe: 'How many (default 20)' },
   {
     name: 'format',
     kind: 'choice',
@@ -190,6 +195,14 @@ export const FLAGS: readonly Flag[] = [
     commands: ['runs show'],
     describe: 'Render as a Markdown summary, a JUnit XML report or JSON (what navi loop --summary/--junit write)',
   },
+
+  // navi queue add / navi worker (issue 21)
+  { name: 'repo', kind: 'string', requiresArg: true, commands: ['queue add'], complete: 'dirs', describe: 'The git repository the job works in: a directory the workers can reach, or a git URL each worker clones (default: the one here)' },
+  { name: 'branch', kind: 'string', requiresArg: true, commands: ['queue add'], describe: "The branch (or commit) the job's worktree starts from (default: the repository's HEAD)" },
+  { name: 'cron', kind: 'string', requiresArg: true, commands: ['queue add'], describe: 'A schedule instead of one job: a cron expression in UTC, e.g. "0 2 * * *" (02:00 every night)' },
+  { name: 'priority', kind: 'integer', requiresArg: true, min: 0, commands: ['queue add'], describe: 'Higher runs first (default 0)' },
+  { name: 'concurrency', kind: 'integer', requiresArg: true, default: 1, commands: ['worker'], describe: 'Jobs run at once by this worker (default 1)' },
+  { name: 'cache-dir', kind: 'string', requiresArg: true, commands: ['worker'], complete: 'dirs', describe: 'Where the worker keeps clones, job worktrees and logs (default ~/.cache/navi/worker)' },
   { name: 'project-instructions', kind: 'boolean', default: true, commands: ['profiles show'], describe: 'Include AGENTS.md & co. (--no-project-instructions: as a run with it)' },
 ];
 

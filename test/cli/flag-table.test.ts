@@ -35,6 +35,10 @@ const COMMAND_PATHS = [
   'completion',
   'doctor',
   'init',
+  'queue add',
+  'queue list',
+  'queue cancel',
+  'worker',
 ];
 
 /** The long flags listed under a help section (`Options:` or `Global options:`). */

@@ -38,6 +38,10 @@ const COMMANDS = [
   'db migrate',
   'doctor',
   'init',
+  'queue add',
+  'queue list',
+  'queue cancel',
+  'worker',
 ];
 
 describe('usage errors', () => {

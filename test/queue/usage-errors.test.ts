@@ -1,0 +1,44 @@
+/**
+ * Usage errors of `navi queue` / `navi worker`: on the embedded PGlite database the queue does not
+ * exist (exit 2 naming DATABASE_URL), and bad flags are exit 2 before any connection. No stack traces.
+ */
+import { describe, expect, it } from 'vitest';
+import { cleanEnv, makeTempDir, runNavi, stackLines } from '../support/cli.js';
+
+describe('navi queue and navi worker on PGlite', () => {
+  const cwd = makeTempDir('queue-pglite');
+  const env = cleanEnv({ NAVI_DATA_DIR: `${makeTempDir('queue-pglite-data')}/pgdata` });
+  it.each([
+    [['queue', 'add', 'tasks/fix.yaml', '--repo', '.']],
+    [['queue', 'list']],
+    [['queue', 'list', '-o', 'json']],
+    [['queue', 'cancel', '0b6c']],
+    [['worker']],
+    [['worker', '--concurrency', '2']],
+  ])('%j → exit 2', async (args) => {
+    const r = await runNavi(args, { cwd, env, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('DATABASE_URL');
+    expect(stackLines(r.stderr)).toEqual([]);
+  }, 90_000);
+});
+
+describe('navi queue add: flags checked before the queue is opened (exit 2)', () => {
+  const cwd = makeTempDir('queue-flags');
+  // A server that is not there: every case must fail on its flags before connecting.
+  const env = cleanEnv({ DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
+  it.each([
+    [['queue', 'add', 'task.yaml', '--repo', '/nonexistent/repo'], 'not a git repository'],
+    [['queue', 'add', 'task.yaml', '--repo', 'https://example.invalid/a.git', '--approval', 'strict'], '--decisions FILE'],
+    [['queue', 'add', 'task.yaml', '--repo', 'https://example.invalid/a.git', '--decisions', 'missing.jsonl'], 'no such file'],
+    [['queue', 'add', 'task.yaml', '--repo', 'https://example.invalid/a.git', '--cron', 'nightly'], '--cron'],
+    [['queue', 'add', 'task.yaml', '--repo', 'https://example.invalid/a.git', '--deadline', 'soon'], '--deadline'],
+    [['queue', 'add', 'task.yaml', '--repo', 'https://example.invalid/a.git', '--priority', '-1'], '--priority'],
+    [['worker', '--concurrency', '0'], '--concurrency'],
+  ])('%j', async (args, said) => {
+    const r = await runNavi(args, { cwd, env, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(said);
+    expect(stackLines(r.stderr)).toEqual([]);
+  }, 90_000);
+});
