@@ -12,6 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import type { FakeScript, FakeTurn } from '../test/support/fake-ollama.js';
 
@@ -21,6 +22,10 @@ const SUBSCRIBERS = 50;
 const ITERATIONS = 20;
 const CHARS = 500;
 const GAP_RATIO = 1.2;
+const READERS = fileURLToPath(new URL('./serve-readers.js', import.meta.url));
+/** The flood that fills a stalled subscriber's buffers: large events, several times the OS's socket buffers. */
+const FLOOD_EVENTS = 3_000;
+const FLOOD_CHARS = 8_000;
 
 export interface ServeBenchContext {
   rounds: number;
@@ -67,45 +72,55 @@ async function api(url: string, method: string, path: string, body?: unknown): P
   return (await res.json()) as Record<string, unknown>;
 }
 
-interface Reader {
-  ws: WebSocket;
-  frames: number;
-  done: Promise<void>;
-}
-
-function reader(url: string, sessionId: string, stalled: boolean): Promise<Reader> {
+/** A stalled subscriber: open, then its socket paused (it reads nothing more). */
+function stalledReader(url: string, sessionId: string): Promise<WebSocket> {
   const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`);
-  const r: Reader = { ws, frames: 0, done: Promise.resolve() };
-  r.done = new Promise((resolve) => {
-    ws.on('message', (data: Buffer) => {
-      r.frames++;
-      if (data.includes('"type":"result"')) resolve();
-    });
-    ws.on('close', () => resolve());
-  });
   return new Promise((resolve, reject) => {
     ws.once('open', () => {
-      // A client that stops reading: its socket is paused, the server's buffers fill.
-      if (stalled) ws.pause();
-      resolve(r);
+      ws.pause();
+      resolve(ws);
     });
     ws.once('error', reject);
   });
 }
 
-/** One turn with `n` readers (and one stalled when n > 0); the gaps between model calls. */
-async function oneRun(ctx: ServeBenchContext, server: Server, n: number): Promise<{ gaps: number[]; events: number; seconds: number; frames: number[] }> {
-  const id = String((await api(server.url, 'POST', '/sessions', {})).id);
-  const readers = await Promise.all(Array.from({ length: n }, () => reader(server.url, id, false)));
-  const stalled = n > 0 ? await reader(server.url, id, true) : null;
-  const from = ctx.play(turnScript());
-  const t0 = performance.now();
-  await api(server.url, 'POST', `/sessions/${id}/messages`, { content: 'Go through the list.' });
-  if (readers.length > 0) await Promise.all(readers.map((r) => r.done));
-  else for (;;) {
-    if ((await api(server.url, 'GET', `/sessions/${id}`)).status === 'idle') break;
+/** `n` reading subscribers in their own process: resolves when all are open, then with their frame counts. */
+async function readers(url: string, sessionId: string, n: number): Promise<{ child: ChildProcess; frames: Promise<number[]> }> {
+  const child = spawn(process.execPath, [READERS, `${url.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  let ready: () => void = () => undefined;
+  const isReady = new Promise<void>((resolve) => (ready = resolve));
+  const frames = new Promise<number[]>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('ready\n')) ready();
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line !== undefined) resolve((JSON.parse(line) as { frames: number[] }).frames);
+    });
+    child.once('exit', (code) => reject(new Error(`readers exited (${String(code)})`)));
+  });
+  frames.catch(() => undefined);
+  await Promise.race([isReady, frames]);
+  return { child, frames };
+}
+
+async function untilIdle(url: string, id: string): Promise<void> {
+  for (;;) {
+    if ((await api(url, 'GET', `/sessions/${id}`)).status === 'idle') return;
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** One turn with `n` readers (and one stalled when n > 0); the gaps between model calls. */
+async function oneRun(ctx: ServeBenchContext, server: Server, n: number, script: FakeScript = turnScript()): Promise<{ gaps: number[]; events: number; seconds: number; frames: number[] }> {
+  const id = String((await api(server.url, 'POST', '/sessions', {})).id);
+  const reading = n > 0 ? await readers(server.url, id, n) : null;
+  const stalled = n > 0 ? await stalledReader(server.url, id) : null;
+  const from = ctx.play(script);
+  const t0 = performance.now();
+  await api(server.url, 'POST', `/sessions/${id}/messages`, { content: 'Go through the list.' });
+  const frames = reading !== null ? await reading.frames : [];
+  await untilIdle(server.url, id);
   const seconds = (performance.now() - t0) / 1000;
   const chats = ctx.chats(from);
   const gaps: number[] = [];
@@ -114,10 +129,10 @@ async function oneRun(ctx: ServeBenchContext, server: Server, n: number): Promis
     const next = chats[i]?.tBody;
     if (prev !== undefined && next !== undefined) gaps.push(next - prev);
   }
-  for (const r of readers) r.ws.close();
-  stalled?.ws.terminate();
+  reading?.child.kill();
+  stalled?.terminate();
   const shown = await api(server.url, 'GET', `/sessions/${id}`);
-  return { gaps, events: Number(shown.next_seq), seconds, frames: readers.map((r) => r.frames) };
+  return { gaps, events: Number(shown.next_seq), seconds, frames };
 }
 
 function peakRssKb(pid: number | undefined): number {
@@ -161,6 +176,8 @@ export async function figureServe(ctx: ServeBenchContext): Promise<void> {
       m50 / m0 <= GAP_RATIO ? 'pass' : 'FAIL',
       { ratio: m50 / m0, watched, alone },
     );
+    // The flood: large events, so a stalled subscriber's socket buffers and queue fill.
+    await oneRun(ctx, server, 1, { turns: [{ content: 'y'.repeat(FLOOD_EVENTS * FLOOD_CHARS), chunk_size: FLOOD_CHARS, chunk_delay_ms: 1 }] });
     const cut = /fell behind and was cut off/.test(server.stderr());
     ctx.row('navi serve: a subscriber that stops reading is cut off', 'cut off', cut ? 'cut off (server log)' : 'still connected', cut ? 'pass' : 'FAIL');
     ctx.row(
