@@ -43,7 +43,7 @@
  *                      the first request size), gap, reuse (rendered-prompt reuse), rss, growth,
  *                      stop, mcp (MCP servers: bench/mcp.ts), sandbox (--sandbox per-command
  *                      overhead: bench/sandbox.ts), queue (the job queue, PostgreSQL:
- *                      bench/queue.ts) — for quick A/B work; oneshot and
+ *                      bench/queue.ts), serve (navi serve: bench/serve.ts) — for quick A/B work; oneshot and
  *                      gap run the reference agent too
  *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
@@ -81,7 +81,7 @@ interface Options {
   nodeOptions: string | undefined;
 }
 
-const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'sandbox', 'queue'];
+const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'sandbox', 'queue', 'serve'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -1285,6 +1285,21 @@ async function main(): Promise<void> {
           median,
         });
       } else row('queue: jobs/s and enqueue → first model request', 'info', skipped, 'skip');
+    }
+    // Issue 19: navi serve with 50 subscribers on one turn (bench/serve.ts), on PostgreSQL when there is one.
+    if (want('serve')) {
+      const backend = postgresBackend ?? pglite;
+      const { figureServe } = await import('./serve.js');
+      await figureServe({
+        rounds: Math.max(2, opts.gapRounds),
+        work,
+        env: backend.env,
+        main: MAIN,
+        play: (script) => fake.play(script),
+        chats: (from) => fake.chats(from),
+        row,
+        median,
+      });
     }
   } finally {
     await fake.close();

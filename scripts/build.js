@@ -28,6 +28,8 @@
  *   when NAVI_DEBUG is set, and Node reads none otherwise.
  *
  * `@electric-sql/pglite` stays external: it loads its .wasm and .data from beside its own files.
+ * `ws` (navi serve's WebSockets, loaded lazily) stays external too: it is CommonJS that require()s
+ * Node's modules, which an ES module bundle cannot; Node loads it through its own ESM wrapper.
  *
  * `import.meta.url`: every output file sits two levels below the package root (checked below),
  * and each bundled module's `import.meta.url` is rewritten to the URL its source file has in
@@ -235,7 +237,8 @@ const result = await build({
   format: 'esm',
   // pg-boss and cron-parser (the job queue, src/queue/) stay external too: CommonJS that requires
   // modules by name (pg's optional native driver, fs), which an ES bundle cannot. Loaded lazily.
-  external: ['@electric-sql/pglite', 'pg-boss', 'cron-parser'],
+  // ws (navi serve's WebSocket stack) likewise: it requires optional native helpers by name.
+  external: ['@electric-sql/pglite', 'pg-boss', 'cron-parser', 'ws'],
   define: { NAVI_BUNDLED: 'true' },
   sourcemap: 'linked',
   sourcesContent: false,

@@ -45,7 +45,9 @@ const MAY_IMPORT = {
   report: ['base', 'store'],
   // The job queue (pg-boss): its own tables and SQL; the store only for the database URL's shape.
   queue: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify', 'queue'],
+  // navi serve: one more front end on the agent core; cli/ imports it lazily.
+  serve: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify', 'queue', 'serve'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

@@ -39,6 +39,7 @@ const COMMAND_PATHS = [
   'queue list',
   'queue cancel',
   'worker',
+  'serve',
 ];
 
 /** The long flags listed under a help section (`Options:` or `Global options:`). */

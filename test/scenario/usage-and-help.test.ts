@@ -42,6 +42,7 @@ const COMMANDS = [
   'queue list',
   'queue cancel',
   'worker',
+  'serve',
 ];
 
 describe('usage errors', () => {
