@@ -11,7 +11,24 @@ const LIVE = new Set(['running', 'starting', 'waiting', 'awaiting_decision']);
 /** Events that belong to the current iteration's live stream. */
 const STREAM_TYPES = new Set(['thinking_delta', 'thinking_end', 'text_delta', 'tool_started', 'tool_call', 'warning', 'error']);
 
-/** A fresh run state. */
+/**
+ * @typedef {{kind: string, text?: string, closed?: boolean, callId?: string, name?: string, arguments?: unknown,
+ *   ok?: boolean | null, output?: string, durationMs?: number | null, truncated?: boolean, code?: string}} StreamBlock
+ * @typedef {{n: number, status: Record<string, unknown> | null, gate: Record<string, unknown> | null,
+ *   decisions: Array<Record<string, unknown>>, tokensAtStart: number | null, startedAt: string | null}} IterationRecord
+ * @typedef {{id: string, task: string, taskName: string, source: string, status: string, config: Record<string, unknown> | null,
+ *   iterations: IterationRecord[], current: {n: number, startedAt: string, blocks: StreamBlock[], usage: unknown, stopReason: string | null} | null,
+ *   tokensSpent: number, pending: {seq: number, prompt: string, question: string, options: string[], block?: string, iteration: number} | null,
+ *   stagnation: Array<Record<string, unknown>>, diversified: Array<Record<string, unknown>>, notices: Array<Record<string, unknown>>,
+ *   complete: Record<string, unknown> | null, result: Record<string, unknown> | null, startedAt: string | null, lastSeq: number, fellBehind: boolean,
+ *   stopRequested?: boolean}} RunState
+ */
+
+/**
+ * A fresh run state.
+ * @param {string} id
+ * @returns {RunState}
+ */
 export function emptyRun(id) {
   return {
     id,
@@ -91,7 +108,12 @@ function appendStream(current, ev) {
   }
 }
 
-/** Folds one event into `state` (mutates and returns it). */
+/**
+ * Folds one event into `state` (mutates and returns it).
+ * @param {RunState} state
+ * @param {Record<string, any>} ev
+ * @returns {RunState}
+ */
 export function applyRunEvent(state, ev) {
   if (typeof ev.seq === 'number') {
     if (ev.seq <= state.lastSeq) return state;
@@ -201,6 +223,9 @@ function str(obj, key, fallback = '') {
 /**
  * Seeds a state from `GET /runs/{id}` (the committed iterations with their NAVIGATOR_STATUS
  * fields). Live events applied afterwards win; the snapshot only fills what they have not said.
+ * @param {RunState} state
+ * @param {any} run
+ * @returns {RunState}
  */
 export function applyRunSnapshot(state, run) {
   if (!run || typeof run !== 'object') return state;

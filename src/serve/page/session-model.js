@@ -4,7 +4,19 @@
  * Node (test/serve-page/session-model.test.ts).
  */
 
-/** A fresh session state. */
+/**
+ * @typedef {{role: string, text: string, thinking: string, toolCalls: Array<{name: string, arguments: unknown}>, toolName: string}} DisplayMessage
+ * @typedef {{kind: string, text?: string, callId?: string, name?: string, arguments?: unknown, ok?: boolean | null, output?: string}} LiveBlock
+ * @typedef {{id: string, profile: string, model: string, status: string, messages: DisplayMessage[],
+ *   live: {user: string | null, blocks: LiveBlock[], done: boolean, stopReason?: string} | null,
+ *   lastSeq: number, error: string | null, fellBehind: boolean}} SessionState
+ */
+
+/**
+ * A fresh session state.
+ * @param {string} id
+ * @returns {SessionState}
+ */
 export function emptySession(id) {
   return { id, profile: '', model: '', status: 'idle', messages: [], live: null, lastSeq: -1, error: null, fellBehind: false };
 }
@@ -34,7 +46,12 @@ export function displayMessage(m) {
   };
 }
 
-/** Replaces the stored part with `GET /sessions/{id}`'s answer. */
+/**
+ * Replaces the stored part with `GET /sessions/{id}`'s answer.
+ * @param {SessionState} state
+ * @param {any} session
+ * @returns {SessionState}
+ */
 export function applySessionSnapshot(state, session) {
   if (!session || typeof session !== 'object') return state;
   if (typeof session.profile === 'string') state.profile = session.profile;
@@ -51,7 +68,12 @@ function liveTurn(state) {
   return state.live;
 }
 
-/** Folds one event of `/ws/sessions/{id}` into `state` (mutates and returns it). */
+/**
+ * Folds one event of `/ws/sessions/{id}` into `state` (mutates and returns it).
+ * @param {SessionState} state
+ * @param {Record<string, any>} ev
+ * @returns {SessionState}
+ */
 export function applySessionEvent(state, ev) {
   if (typeof ev.seq === 'number') {
     if (ev.seq <= state.lastSeq && ev.type !== 'run_started') return state;
