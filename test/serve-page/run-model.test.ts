@@ -131,19 +131,47 @@ describe('run model', () => {
     expect(s.diversified.map((x) => x.instruction)).toEqual(['try X']);
   });
 
-  it('a snapshot fills committed iterations and a pending prompt; live events win', () => {
+  it('a snapshot (GET /runs/{id}) fills the config, committed iterations and a pending prompt; live events win', () => {
     seq = 0;
     const s = emptyRun('run_1');
     applyRunSnapshot(s, {
-      id: 'run_1', task: 'T', status: 'running', tokens_spent: 120,
-      iterations: [{ iteration: 1, phase: 'RESEARCH', progress: 25, indicators: INDICATORS, state_hash: 'abc', block: 'B1', gate_decision: 'continue', gate_reason: 'CONTINUE' }],
-      pending_decision: { prompt: 'approval', question: 'Accept?', options: ['Continue', 'Adjust', 'Abort'], iteration: 1 },
+      id: 'run_1', task_name: 'fix-add', task: 'T', status: 'running', alive: true, owner: 'this server', iteration: 1, max_iterations: 5,
+      usage: { prompt_tokens: 100, completion_tokens: 20 }, max_tokens: null, deadline_at: null, started_at: T0,
+      config: { loop_mode: { iteration_approval: 'strict', stagnation_threshold: 3 }, iteration_timeout_s: 600 },
+      iterations: [{
+        iteration: 1, phase: 'RESEARCH', indicators: INDICATORS, state_hash: 'abc', gate_decision: 'continue', gate_reason: 'CONTINUE: 0/5',
+        exit_signal: false, status_block: 'B1', status: { phase: 'RESEARCH', progress: '25%', stagnation: '1/3', next_action: 'Start' },
+        decision: { decision: 'continue', source: 'server' },
+      }],
+      pending_decision: { prompt: 'approval', iteration: 1, question: 'Accept?', options: ['Continue', 'Adjust', 'Abort'], words: ['continue', 'adjust', 'abort'] },
     });
-    expect([s.task, s.status, s.tokensSpent]).toEqual(['T', 'running', 120]);
-    expect(s.iterations[0]).toMatchObject({ n: 1, status: { phase: 'RESEARCH', block: 'B1' }, gate: { decision: 'continue' } });
+    expect([s.task, s.taskName, s.status, s.tokensSpent]).toEqual(['T', 'fix-add', 'awaiting_decision', 120]);
+    expect(s.config).toMatchObject({ maxIterations: 5, approval: 'strict', stagnationThreshold: 3, iterationTimeoutS: 600, maxTokens: null });
+    expect(s.iterations[0]).toMatchObject({
+      n: 1,
+      status: { phase: 'RESEARCH', progress: 25, stagnation_count: 1, stagnation_threshold: 3, next_action: 'Start', block: 'B1' },
+      gate: { decision: 'continue', reason: 'CONTINUE: 0/5' },
+      decisions: [{ decision: 'continue' }],
+    });
     expect(s.pending?.question).toBe('Accept?');
     applyRunEvent(s, iterationStatus(1, 'IMPL', 55));
     expect(s.iterations[0]?.status?.phase).toBe('IMPL');
+  });
+
+  it.each([
+    ['running, its process alive', 'running', true, 'running'],
+    ['running, its process gone', 'running', false, 'stale'],
+    ['finished', 'completed', null, 'completed'],
+  ])('a snapshot of a run %s shows %s', (_name, status, alive, shown) => {
+    const s = applyRunSnapshot(emptyRun('r'), { id: 'r', status, alive, iterations: [] });
+    expect(s.status).toBe(shown);
+  });
+
+  it('serve notices: falling behind asks for a reload; a refused frame is shown', () => {
+    const s = emptyRun('r');
+    applyRunEvent(s, { type: 'serve_error', error: { code: 'invalid_frame', message: 'no' } });
+    applyRunEvent(s, { type: 'serve_fell_behind', message: 'reload' });
+    expect([s.fellBehind, s.notices.map((n) => n.message)]).toEqual([true, ['no']]);
   });
 
   it.each([

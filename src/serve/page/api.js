@@ -1,14 +1,16 @@
 /**
  * Talking to `navi serve` from the page: JSON over fetch and event sockets. With a token the
- * server wants `Authorization: Bearer …` on every request; a browser cannot set headers on a
- * WebSocket, so the token travels as a subprotocol (`navi.bearer.<token>`), never in a URL
- * (URLs land in logs). The token is asked for once and kept in sessionStorage (gone with the tab).
+ * server wants `Authorization: Bearer …` on every request. A browser cannot set headers on a
+ * WebSocket and a token in a URL lands in logs, so a socket first gets a single-use ticket from
+ * POST /ws-tickets (with the header) and names it in its subprotocol list (`navi.ticket.<t>`),
+ * as docs/serve-api.md says. The token is asked for once and kept in sessionStorage (gone with
+ * the tab).
  */
 
 const TOKEN_KEY = 'navi.token';
-/** The subprotocol every socket offers; the server echoes it back. */
+/** The subprotocol every socket offers; the server selects it. */
 export const SOCKET_PROTOCOL = 'navi.v1';
-const BEARER_PROTOCOL_PREFIX = 'navi.bearer.';
+const TICKET_PROTOCOL_PREFIX = 'navi.ticket.';
 
 /** A failed request: the server's `{error:{code,message}}` or what went wrong on the way. */
 export class ApiError extends Error {
@@ -97,40 +99,51 @@ export function listOf(answer, key) {
   return [];
 }
 
+/** The subprotocols of a new socket: ours, and a fresh ticket when the server has a token. */
+async function socketProtocols() {
+  if (!currentToken()) return [SOCKET_PROTOCOL];
+  const { ticket } = await api('POST', '/ws-tickets', {});
+  return [SOCKET_PROTOCOL, `${TICKET_PROTOCOL_PREFIX}${ticket}`];
+}
+
 /**
  * Opens `/ws/...` and calls `onEvent` with every parsed message in order. `onClose(reason)` runs
- * once when the socket ends. Returns `{send, close}`.
+ * once when the socket ends (or could not open). Returns `{send, close}` at once; `send` is
+ * false until the socket is open.
  */
 export function openEvents(path, onEvent, onClose) {
   const url = new URL(path, location.href);
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const token = currentToken();
-  const protocols = token ? [SOCKET_PROTOCOL, `${BEARER_PROTOCOL_PREFIX}${token}`] : [SOCKET_PROTOCOL];
-  const ws = new WebSocket(url.href, protocols);
+  let ws = null;
   let closed = false;
-  ws.addEventListener('message', (msg) => {
-    let ev;
-    try {
-      ev = JSON.parse(typeof msg.data === 'string' ? msg.data : '');
-    } catch {
-      return;
-    }
-    if (ev && typeof ev === 'object') onEvent(ev);
-  });
-  ws.addEventListener('close', (e) => {
+  const end = (reason) => {
     if (closed) return;
     closed = true;
-    onClose(e.code === 1000 ? '' : e.reason || `closed (${e.code})`);
-  });
+    onClose(reason);
+  };
+  socketProtocols().then((protocols) => {
+    if (closed) return;
+    ws = new WebSocket(url.href, protocols);
+    ws.addEventListener('message', (msg) => {
+      let ev;
+      try {
+        ev = JSON.parse(typeof msg.data === 'string' ? msg.data : '');
+      } catch {
+        return;
+      }
+      if (ev && typeof ev === 'object') onEvent(ev);
+    });
+    ws.addEventListener('close', (e) => end(e.code === 1000 ? '' : e.reason || `closed (${e.code})`));
+  }, (err) => end(err instanceof Error ? err.message : String(err)));
   return {
     send(obj) {
-      if (ws.readyState !== WebSocket.OPEN) return false;
+      if (!ws || ws.readyState !== WebSocket.OPEN) return false;
       ws.send(JSON.stringify(obj));
       return true;
     },
     close() {
       closed = true;
-      ws.close(1000);
+      ws?.close(1000);
     },
   };
 }

@@ -39,7 +39,8 @@ function selected() {
 
 function runItem(run, current) {
   const id = String(run.id ?? run.run_id ?? '');
-  const status = String(run.status ?? 'unknown');
+  // A run stored as running whose navi is gone (killed, machine rebooted) is not running.
+  const status = run.status === 'running' && run.alive === false ? 'stale' : String(run.status ?? 'unknown');
   const name = String(run.task_name ?? run.name ?? run.task ?? id);
   const iterations = typeof run.iterations === 'number' ? run.iterations : Array.isArray(run.iterations) ? run.iterations.length : run.iteration;
   return h('li', { class: current ? 'current' : '' },

@@ -6,7 +6,7 @@
  */
 
 /** Statuses of a loop run that can still change. */
-const LIVE = new Set(['running', 'starting', 'waiting', 'awaiting_decision']);
+const LIVE = new Set(['running', 'awaiting_decision']);
 
 /** Events that belong to the current iteration's live stream. */
 const STREAM_TYPES = new Set(['thinking_delta', 'thinking_end', 'text_delta', 'tool_started', 'tool_call', 'warning', 'error']);
@@ -21,7 +21,7 @@ const STREAM_TYPES = new Set(['thinking_delta', 'thinking_end', 'text_delta', 't
  *   tokensSpent: number, pending: {seq: number, prompt: string, question: string, options: string[], block?: string, iteration: number} | null,
  *   stagnation: Array<Record<string, unknown>>, diversified: Array<Record<string, unknown>>, notices: Array<Record<string, unknown>>,
  *   complete: Record<string, unknown> | null, result: Record<string, unknown> | null, startedAt: string | null, lastSeq: number, fellBehind: boolean,
- *   stopRequested?: boolean}} RunState
+ *   stopRequested?: boolean, owner?: string}} RunState
  */
 
 /**
@@ -119,8 +119,12 @@ export function applyRunEvent(state, ev) {
     if (ev.seq <= state.lastSeq) return state;
     state.lastSeq = ev.seq;
   }
-  if (ev.type === 'fell_behind' || ev.type === 'lagged') {
+  if (ev.type === 'serve_fell_behind') {
     state.fellBehind = true;
+    return state;
+  }
+  if (ev.type === 'serve_error' || ev.type === 'serve_replay_truncated') {
+    state.notices.push({ kind: 'warning', code: ev.type, message: typeof ev.message === 'string' ? ev.message : String(ev.error?.message ?? '') });
     return state;
   }
   if (STREAM_TYPES.has(ev.type)) {
@@ -220,61 +224,94 @@ function str(obj, key, fallback = '') {
   return typeof v === 'string' ? v : fallback;
 }
 
+/** An object field, or null. */
+function obj(o, key) {
+  const v = o ? o[key] : undefined;
+  return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
+}
+
+/** "25%" or 25 → 25; null when it is neither. */
+function intOf(v) {
+  if (typeof v === 'number') return v;
+  const m = typeof v === 'string' ? /-?\d+/.exec(v) : null;
+  return m ? Number(m[0]) : null;
+}
+
 /**
- * Seeds a state from `GET /runs/{id}` (the committed iterations with their NAVIGATOR_STATUS
- * fields). Live events applied afterwards win; the snapshot only fills what they have not said.
+ * An iteration's status from its REST row (docs/serve-api.md): the stored columns, and the
+ * NAVIGATOR_STATUS fields the server read back from the block (`status`: strings such as
+ * `progress: "25%"`, `stagnation: "1/3"`, `next_action`).
+ */
+export function statusOfRow(row) {
+  const fields = obj(row, 'status') ?? {};
+  const stagnation = /^(\d+)\/(\d+)/.exec(str(fields, 'stagnation'));
+  return {
+    phase: str(row, 'phase') || str(fields, 'phase'),
+    progress: intOf(fields.progress) ?? 0,
+    indicators: obj(row, 'indicators') ?? {},
+    state_hash: str(row, 'state_hash') || str(fields, 'state_hash'),
+    stagnation_count: stagnation ? Number(stagnation[1]) : null,
+    stagnation_threshold: stagnation ? Number(stagnation[2]) : null,
+    next_action: str(fields, 'next_action'),
+    exit_signal: row.exit_signal === true,
+    block: str(row, 'status_block'),
+  };
+}
+
+/** The decisions stored with an iteration (one object, a list, or none). */
+function decisionsOfRow(row) {
+  const d = row.decision ?? row.decisions;
+  const list = Array.isArray(d) ? d : d && typeof d === 'object' ? [d] : [];
+  return list.filter((x) => x && typeof x === 'object' && typeof x.decision === 'string');
+}
+
+/**
+ * Seeds a state from `GET /runs/{id}` (the run, its stored loop configuration and its committed
+ * iterations). Live events applied afterwards win; the snapshot only fills what they have not said.
  * @param {RunState} state
  * @param {any} run
  * @returns {RunState}
  */
 export function applyRunSnapshot(state, run) {
   if (!run || typeof run !== 'object') return state;
-  state.task = state.task || str(run, 'task') || str(run, 'prompt');
-  state.taskName = state.taskName || str(run, 'task_name') || str(run, 'name');
-  state.source = state.source || str(run, 'source');
-  if (state.status === 'unknown' || !isLive(str(run, 'status'))) state.status = str(run, 'status', state.status);
-  state.startedAt = state.startedAt ?? (str(run, 'started_at') || str(run, 'created_at') || null);
-  state.tokensSpent = Math.max(state.tokensSpent, num(run, 'tokens_spent', 0), num(run, 'total_tokens', 0));
+  state.task = state.task || str(run, 'task');
+  state.taskName = state.taskName || str(run, 'task_name');
+  const status = str(run, 'status');
+  // A run stored as running whose process is gone is not live, whatever its row says.
+  const stale = status === 'running' && run.alive === false;
+  if (status && (state.status === 'unknown' || !isLive(status))) state.status = stale ? 'stale' : status;
+  state.startedAt = state.startedAt ?? (str(run, 'started_at') || null);
+  const usage = obj(run, 'usage');
+  if (usage) state.tokensSpent = Math.max(state.tokensSpent, num(usage, 'prompt_tokens', 0) + num(usage, 'completion_tokens', 0));
   if (!state.config) {
+    const config = obj(run, 'config') ?? {};
+    const loop = obj(config, 'loop_mode') ?? {};
     state.config = {
-      maxIterations: num(run, 'max_iterations'),
-      approval: str(run, 'iteration_approval', str(run, 'approval', '')) || null,
-      stagnationThreshold: num(run, 'stagnation_threshold'),
+      maxIterations: num(run, 'max_iterations', num(loop, 'max_iterations')),
+      approval: str(loop, 'iteration_approval') || null,
+      periodicInterval: num(loop, 'periodic_interval'),
+      stagnationThreshold: num(loop, 'stagnation_threshold'),
+      strategy: str(loop, 'stagnation_diversify_strategy') || null,
       maxTokens: num(run, 'max_tokens'),
       deadlineAt: str(run, 'deadline_at') || null,
-      iterationTimeoutS: num(run, 'iteration_timeout_s'),
+      iterationTimeoutS: num(config, 'iteration_timeout_s'),
       checks: [],
     };
   }
+  if (typeof run.owner === 'string') state.owner = run.owner;
   const iterations = Array.isArray(run.iterations) ? run.iterations : [];
   for (const row of iterations) {
-    const n = num(row, 'iteration', num(row, 'n'));
+    const n = row && typeof row === 'object' ? num(row, 'iteration') : null;
     if (n === null) continue;
     const it = iterationOf(state, n);
-    const status = row.status && typeof row.status === 'object' ? row.status : row;
-    if (!it.status) {
-      it.status = {
-        phase: str(status, 'phase'),
-        progress: num(status, 'progress', 0),
-        indicators: status.indicators && typeof status.indicators === 'object' ? status.indicators : {},
-        state_hash: str(status, 'state_hash'),
-        stagnation_count: num(status, 'stagnation_count', 0),
-        stagnation_threshold: num(status, 'stagnation_threshold', 0),
-        next_action: str(status, 'next_action'),
-        exit_signal: status.exit_signal === true,
-        block: str(status, 'block', str(row, 'status_block')),
-      };
-    }
-    const gate = row.gate && typeof row.gate === 'object' ? row.gate : null;
-    if (!it.gate && (gate || typeof row.gate_decision === 'string')) {
-      it.gate = { decision: str(gate, 'decision', str(row, 'gate_decision')), reason: str(gate, 'reason', str(row, 'gate_reason')) };
-    }
-    if (it.decisions.length === 0 && Array.isArray(row.decisions)) it.decisions = row.decisions.filter((d) => d && typeof d === 'object');
-    if (it.tokensAtStart === null && typeof row.tokens === 'number') it.tokens = row.tokens;
+    if (!it.status) it.status = statusOfRow(row);
+    if (!it.gate && typeof row.gate_decision === 'string') it.gate = { decision: row.gate_decision, reason: str(row, 'gate_reason') };
+    if (it.decisions.length === 0) it.decisions = decisionsOfRow(row);
   }
-  const pending = run.pending_decision ?? run.pending;
-  if (!state.pending && pending && typeof pending === 'object' && Array.isArray(pending.options)) {
+  const pending = obj(run, 'pending_decision');
+  if (!state.pending && pending && Array.isArray(pending.options)) {
     state.pending = { seq: -1, prompt: str(pending, 'prompt', 'approval'), question: str(pending, 'question'), options: pending.options, block: pending.block, iteration: num(pending, 'iteration', 0) };
+    state.status = 'awaiting_decision';
   }
   return state;
 }

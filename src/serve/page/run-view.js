@@ -68,6 +68,7 @@ export function showRun(mount, id, onChange) {
       h('span', { class: `badge status-${state.status}`, 'data-testid': 'run-status' }, state.status.replace(/_/g, ' ')),
       state.config?.approval ? h('span', { class: 'badge' }, `approval: ${state.config.approval}`) : null,
       h('span', { class: 'muted run-id' }, id),
+      state.owner ? h('span', { class: 'muted', 'data-testid': 'run-owner' }, state.status === 'stale' ? `${state.owner} (gone: resume with navi loop --resume ${id})` : state.owner) : null,
       live ? h('button', { class: 'danger', type: 'button', 'data-testid': 'stop-run', disabled: state.stopRequested === true, onclick: () => void stop() },
         state.stopRequested ? 'Stopping…' : 'Stop') : null,
     );

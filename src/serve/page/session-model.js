@@ -79,8 +79,13 @@ export function applySessionEvent(state, ev) {
     if (ev.seq <= state.lastSeq && ev.type !== 'run_started') return state;
     state.lastSeq = ev.seq;
   }
-  if (ev.type === 'fell_behind' || ev.type === 'lagged') {
+  if (ev.type === 'serve_fell_behind') {
     state.fellBehind = true;
+    return state;
+  }
+  if (ev.type === 'serve_error') {
+    state.error = typeof ev.error?.message === 'string' ? ev.error.message : 'the server refused that';
+    if (state.live && !state.live.done && state.live.blocks.length === 0) state.status = 'idle';
     return state;
   }
   if (ev.is_subagent === true) return state;
