@@ -23,6 +23,8 @@
  *   when NAVI_DEBUG is set, and Node reads none otherwise.
  *
  * `@electric-sql/pglite` stays external: it loads its .wasm and .data from beside its own files.
+ * `ws` (navi serve's WebSockets, loaded lazily) stays external too: it is CommonJS that require()s
+ * Node's modules, which an ES module bundle cannot; Node loads it through its own ESM wrapper.
  *
  * `import.meta.url`: every output file sits two levels below the package root (checked below),
  * and each bundled module's `import.meta.url` is rewritten to the URL its source file has in
@@ -164,7 +166,7 @@ const result = await build({
   bundle: true,
   splitting: true,
   format: 'esm',
-  external: ['@electric-sql/pglite'],
+  external: ['@electric-sql/pglite', 'ws'],
   define: { NAVI_BUNDLED: 'true' },
   sourcemap: 'linked',
   sourcesContent: false,

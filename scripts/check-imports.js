@@ -40,7 +40,9 @@ const MAY_IMPORT = {
   agent: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'mcp'],
   loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp'],
   report: ['base', 'store'],
-  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report'],
+  // navi serve: one more front end on the agent core; cli/ imports it lazily.
+  serve: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report'],
+  cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'serve'],
 };
 
 /** @param {string} file path relative to src/ @returns {string} */

@@ -316,6 +316,22 @@ export async function main(args: string[]): Promise<void> {
         }),
       lazy(async () => (await import('./commands/completion.js')).completionCommand, sink),
     )
+    .command(
+      'serve',
+      'Serve the REST + WebSocket API and the live page (sessions, loop runs, approvals)',
+      (yy) =>
+        commandHelp(commandFlags(yy, 'serve'), {
+          path: 'serve',
+          uses: ['db', 'ollama', 'profile'],
+          examples: [
+            ['navi serve', 'http://127.0.0.1:7777 (this machine only)'],
+            ['NAVI_SERVE_TOKEN=$(openssl rand -hex 16) navi serve --host 0.0.0.0', 'reachable from other machines: a token is required'],
+            ['navi serve --port 0 -o json', 'any free port; one JSON line says which'],
+          ],
+          epilog: 'API: README "Server" and GET /openapi.json. Exit codes: 2 invalid input (also: another address without a token, the port in use); 130 stopped by SIGINT/SIGTERM (running turns and loops saved).',
+        }),
+      lazy(async () => (await import('./commands/serve.js')).serveCommand, sink),
+    )
     .command('doctor', 'Check config, database, Ollama, model, profiles, tools and MCP servers', (yy) => commandHelp(yy, { path: 'doctor', uses: ['db', 'ollama', 'profile'], examples: [
           ['navi doctor', ''],
           ['navi doctor -m llama3.1:8b -o json', 'another model; one JSON object'],

@@ -31,6 +31,7 @@ const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   mcp: ['list', 'tools'],
   doctor: [],
   init: [],
+  serve: [],
   completion: ['bash', 'zsh'],
 };
 

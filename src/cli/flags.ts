@@ -16,7 +16,8 @@ export type CommandPath =
   | 'sessions compact'
   | 'runs list'
   | 'runs show'
-  | 'profiles show';
+  | 'profiles show'
+  | 'serve';
 
 /** How a flag's value is completed in the shell. */
 export type Completion = 'files' | 'dirs' | 'profiles';
@@ -155,6 +156,17 @@ export const FLAGS: readonly Flag[] = [
   { name: 'replay-timing', kind: 'boolean', commands: MODEL_COMMANDS, describe: 'With --replay: stream the answers with their recorded timing (default: at once)' },
   { name: 'junit', kind: 'string', requiresArg: true, commands: ['loop'], complete: 'files', describe: 'Write a JUnit XML report of the run to FILE (a case per check per iteration, and the exit gate)' },
   { name: 'summary', kind: 'string', requiresArg: true, commands: ['loop'], complete: 'files', describe: 'Write a Markdown summary of the run to FILE (also appended to $GITHUB_STEP_SUMMARY when set)' },
+
+  // navi serve (src/serve/).
+  { name: 'host', kind: 'string', requiresArg: true, default: '127.0.0.1', commands: ['serve'], describe: 'Address to listen on (default 127.0.0.1; any other address needs a token)' },
+  { name: 'port', kind: 'integer', requiresArg: true, default: 7777, min: 0, commands: ['serve'], describe: 'Port to listen on (default 7777; 0 picks a free one)' },
+  {
+    name: 'token',
+    kind: 'string',
+    requiresArg: true,
+    commands: ['serve'],
+    describe: 'Bearer token every API request and WebSocket must carry (NAVI_SERVE_TOKEN is better: a flag shows in ps); never printed',
+  },
 
   // The listing and showing commands.
   { name: 'limit', kind: 'integer', requiresArg: true, default: 20, commands: ['runs list', 'sessions list'], describe: 'How many (default 20)' },

@@ -30,6 +30,8 @@ export interface LoopRuntimeOptions {
   store?: Promise<Store>;
   /** The configuration, when the caller already loaded it (to check it before opening anything). */
   loaded?: LoadedLoopConfig;
+  /** false: nobody answers prompts on this terminal (`navi serve`). */
+  interactive?: boolean;
 }
 
 /** Everything a loop run needs: createRuntime with the loop's configuration and `loop_signal`. */
@@ -40,5 +42,6 @@ export async function createLoopRuntime(args: GlobalArgs, output: Output, opts: 
     base: { cwd: opts.cwd, env: process.env, config, explicit, output },
     loopTools: true,
     ...(opts.store ? { store: opts.store } : {}),
+    ...(opts.interactive === false ? { interactive: false } : {}),
   });
 }

@@ -66,6 +66,8 @@ export interface RuntimeOptions {
   store?: Promise<Store>;
   /** Start the configured MCP servers (default true; compaction calls no tools). */
   mcp?: boolean;
+  /** false: nobody answers prompts on this terminal, whatever it is (`navi serve`: answers come from the API). */
+  interactive?: boolean;
 }
 
 /** True when a person can answer prompts: stdin and stderr are terminals and CI is unset. */
@@ -113,7 +115,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     if (!opts.store) await store.then((s) => s.close()).catch(() => undefined);
     throw err;
   }
-  const interactive = isInteractive(env);
+  const interactive = opts.interactive === false ? false : isInteractive(env);
   const memoryCache = memoryCacheFor(config, env);
   const agent = new Agent({
     llm,

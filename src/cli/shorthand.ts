@@ -20,7 +20,7 @@ import { InvalidInputError } from '../errors.js';
 import { valueFlagSpellings } from './flags.js';
 
 /** Every top-level command (and `help`, which yargs reads as `--help`). */
-export const COMMANDS = ['run', 'loop', 'tasks', 'runs', 'sessions', 'profiles', 'memory', 'mcp', 'db', 'doctor', 'init', 'completion'] as const;
+export const COMMANDS = ['run', 'loop', 'tasks', 'runs', 'sessions', 'profiles', 'memory', 'mcp', 'db', 'doctor', 'init', 'completion', 'serve'] as const;
 
 /** Options (of any command) that take a value, so the word after them is not a positional (flags.ts). */
 const VALUE_OPTIONS = valueFlagSpellings();

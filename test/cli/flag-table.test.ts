@@ -35,6 +35,7 @@ const COMMAND_PATHS = [
   'completion',
   'doctor',
   'init',
+  'serve',
 ];
 
 /** The long flags listed under a help section (`Options:` or `Global options:`). */

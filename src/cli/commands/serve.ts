@@ -1,0 +1,157 @@
+/**
+ * `navi serve [--host H] [--port P] [--token T]` (SPEC §14, issue 19): the REST + WebSocket
+ * server on the same agent core, store and event schema as the CLI. This file builds what the
+ * server is given (src/serve/types.ts) from the CLI's own setup — the runtime of `navi run` for
+ * sessions, the runtime and runner of `navi loop` for loop runs — and runs inside the agent
+ * commands' one lifecycle: the first SIGINT/SIGTERM stops running turns and loops at a safe
+ * point, saves them, and exits 130. The server stack is imported here, lazily, never on the
+ * start-up path of other commands.
+ */
+import { readFileSync } from 'node:fs';
+import { parseDuration, tryParseDuration } from '../../config/duration.js';
+import type { LoopOverride } from '../../config/load.js';
+import { EXIT, InvalidInputError } from '../../errors.js';
+import { PACKAGE_ROOT_URL } from '../../package-root.js';
+import { toolsForProfile } from '../../agent/agent.js';
+import type { AgentInfo, LoopRequest, ServeDeps, StartedLoop, LoopControl } from '../../serve/types.js';
+import { withAgentCommand } from '../command-lifecycle.js';
+import type { GlobalArgs } from '../global-args.js';
+import { createLoopRuntime, loadLoopConfig } from '../loop-runtime.js';
+import type { Output } from '../output.js';
+import { createRuntime, resolveProfile, turnBase, type Runtime } from '../runtime.js';
+import { resolveCwd } from '../setup.js';
+import { jsonLine } from '../terminal-text.js';
+import { resolveTask } from './loop.js';
+
+interface ServeArgs extends GlobalArgs {
+  host?: string;
+  port?: number;
+  token?: string;
+}
+
+/** The token: `--token`, else NAVI_SERVE_TOKEN; empty counts as none. */
+export function serveToken(flag: string | undefined, env: Record<string, string | undefined>): string | null {
+  const t = (flag ?? env.NAVI_SERVE_TOKEN ?? '').trim();
+  return t === '' ? null : t;
+}
+
+/** Host, port and token checked before anything opens (exit 2). */
+export async function checkServeArgs(args: ServeArgs, env: Record<string, string | undefined>): Promise<{ host: string; port: number; token: string | null }> {
+  const { isLoopbackHost } = await import('../../serve/auth.js');
+  const host = (args.host ?? '127.0.0.1').trim();
+  const port = args.port ?? 7777;
+  if (host === '') throw new InvalidInputError('flag_invalid', '--host: give an address, e.g. 127.0.0.1');
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidInputError('flag_invalid', `--port must be 0–65535 (got ${String(port)})`);
+  const token = serveToken(args.token, env);
+  if (token !== null && /\s/.test(token)) throw new InvalidInputError('flag_invalid', 'the serve token must not contain spaces');
+  if (!isLoopbackHost(host) && token === null) {
+    throw new InvalidInputError('token_required', `--host ${host} is reachable from other machines: set a token (NAVI_SERVE_TOKEN, or --token) so every request must carry it, or listen on 127.0.0.1`);
+  }
+  return { host, port, token };
+}
+
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT_URL), 'utf8')) as { version: string }).version;
+}
+
+function agentsOf(rt: Runtime): AgentInfo[] {
+  const has = (n: string): boolean => rt.registry.has(n);
+  const list: AgentInfo[] = [...rt.profiles.profiles.values()].map((p) => ({ id: p.id, description: p.settings.description, tools: toolsForProfile(p, has, false, rt.userTools) }));
+  for (const [id, problem] of rt.profiles.broken ?? []) if (!rt.profiles.profiles.has(id)) list.push({ id, description: '', tools: [], problem });
+  return list.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** A loop override from POST /runs's options (above the task's, as `navi loop`'s flags are). */
+function requestOverride(req: LoopRequest): LoopOverride | undefined {
+  const values: Record<string, unknown> = {};
+  if (req.max_iterations !== undefined) values.max_iterations = req.max_iterations;
+  if (req.approval !== undefined) values.iteration_approval = req.approval;
+  if (req.never_pause !== undefined) values.never_pause_on_stagnation = req.never_pause;
+  if (req.strategy !== undefined) values.stagnation_diversify_strategy = req.strategy;
+  return Object.keys(values).length === 0 ? undefined : { source: 'POST /runs', key: 'loop_mode', values };
+}
+
+/** A loop run set up as `navi loop` sets one up (task, configuration, runtime, profile), on the server's store. */
+async function startLoop(args: ServeArgs, base: Runtime, output: Output, req: LoopRequest, control: LoopControl): Promise<StartedLoop> {
+  const [{ runLoop, currentOwner, DEFAULT_ITERATION_TIMEOUT_MS }, { taskLoopOverride }] = await Promise.all([import('../../loop/runner.js'), import('../../loop/task-file.js')]);
+  const task = resolveTask([req.task], base.cwd);
+  if (!task.loopMode) throw new InvalidInputError('task_one_shot', `${task.name}: the task asks for one shot (${task.oneShotReason ?? 'loop_mode: false'}); use POST /sessions and a message instead`);
+  const deadlineMs = req.deadline !== undefined ? parseDuration(req.deadline, 'deadline') : undefined;
+  const iterationTimeoutMs = req.iteration_timeout !== undefined ? parseDuration(req.iteration_timeout, 'iteration_timeout') : DEFAULT_ITERATION_TIMEOUT_MS;
+  const runArgs: ServeArgs = { ...args, ...(req.model !== undefined ? { model: req.model } : {}) };
+  const overrides = [taskLoopOverride(task), requestOverride(req)].filter((o): o is LoopOverride => o !== undefined);
+  const cwd = task.cwd ?? base.cwd;
+  const loaded = loadLoopConfig(runArgs, cwd, overrides);
+  const rt = await createLoopRuntime(runArgs, output, { cwd, loopOverrides: overrides, loaded, store: base.store, interactive: false });
+  try {
+    const profileId = req.profile ?? args.profile ?? task.profile ?? rt.config.default_profile;
+    resolveProfile(rt, profileId);
+    const started = Date.now();
+    const deadline = deadlineMs ?? task.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined);
+    const events = runLoop(
+      {
+        task,
+        loop: rt.config.loop_mode,
+        profileId,
+        maxTokens: req.max_tokens ?? task.maxTokens ?? rt.config.budget.max_tokens ?? null,
+        deadlineAt: deadline === undefined ? null : new Date(started + deadline),
+        iterationTimeoutMs,
+        decisions: control.decisions,
+        owner: currentOwner(started),
+        turn: turnBase(rt, control.signal, { loop: true }),
+        signal: control.signal,
+        onOpen: ({ runId, sessionId }) => control.onOpen({ runId, sessionId }),
+      },
+      { agent: rt.agent, store: await rt.store },
+    );
+    return { events, close: async () => void (await rt.mcp?.close()) };
+  } catch (err) {
+    await rt.mcp?.close();
+    throw err;
+  }
+}
+
+export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+  const args = argv as ServeArgs;
+  return withAgentCommand<never>(args, { stopping: 'stopping running turns and loops, saving them…' }, async ({ output, stop, onClose }) => {
+    const env = process.env;
+    const { host, port, token } = await checkServeArgs(args, env);
+    resolveCwd(args.cwd);
+    const rt = await createRuntime(args, output, { interactive: false });
+    onClose(() => Promise.all([rt.store.then((s) => s.close()), rt.mcp?.close()]));
+    const store = await rt.store;
+    const defaultProfile = args.profile ?? rt.config.default_profile;
+    resolveProfile(rt, defaultProfile);
+    const deps: ServeDeps = {
+      store,
+      defaults: { profile: defaultProfile, model: rt.config.llm.model, cwd: rt.cwd },
+      agents: () => agentsOf(rt),
+      checkProfile: (id) => void resolveProfile(rt, id),
+      runTurn: (req) =>
+        rt.agent.runStream({ ...turnBase(rt, req.signal), model: req.model, sessionId: req.sessionId, newSession: req.newSession, message: req.message, profileId: req.profileId }),
+      startLoop: (req, control) => startLoop(args, rt, output, req, control),
+      log: (m) => output.diagnostic(`navi serve: ${m}`),
+    };
+    const pollMs = Number(env.NAVI_SERVE_POLL_MS);
+    const { startServer } = await import('../../serve/server.js');
+    let server;
+    try {
+      server = await startServer(deps, { host, port, token, version: version(), ...(Number.isFinite(pollMs) && pollMs > 0 ? { pollMs } : {}) });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new InvalidInputError('port_in_use', `port ${port} on ${host} is in use: pick another with --port (0: any free one)`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new InvalidInputError('host_invalid', `--host ${host}: not an address of this machine`);
+      throw err;
+    }
+    // One line: where to connect (never the token).
+    if (output.mode === 'text') process.stderr.write(`navi serve: listening on ${server.url}${token !== null ? ' (bearer token required)' : ''}\n`);
+    else process.stdout.write(`${jsonLine({ type: 'serve_listening', url: server.url, host, port: server.port, token_required: token !== null, store: store.backend })}\n`);
+    await new Promise<void>((resolve) => {
+      if (stop.signal.aborted) resolve();
+      else stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await server.stop();
+    if (output.mode === 'text' && !args.quiet) process.stderr.write('navi serve: stopped; running turns and loops were saved\n');
+    return EXIT.interrupted;
+  });
+}
