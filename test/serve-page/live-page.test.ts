@@ -120,7 +120,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         // The token never went into a URL.
         expect(b.requests.filter((u) => u.includes(token))).toEqual([]);
         expect(foreignRequests(b.requests, served.url)).toEqual([]);
-        expect(b.errors).toEqual([]);
+        // Chromium logs each 401 of the requests made before the token was given; nothing else.
+        expect(b.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
         await b.screenshot(`token-completed-${backend.kind}`);
       },
       T,

@@ -4,7 +4,7 @@
  * fields (src/agent/events.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { applyRunEvent, applyRunSnapshot, budgets, decisionWord, emptyRun, indicatorMarks, needsFeedback, shortCount, shortDuration } from '../../src/serve/page/run-model.js';
+import { applyRunEvent, applyRunSnapshot, budgets, decisionWord, emptyRun, indicatorMarks, needsFeedback, optionWord, shortCount, shortDuration } from '../../src/serve/page/run-model.js';
 import { validateEvent } from '../../src/agent/events.js';
 
 type Ev = Record<string, unknown> & { type: string };
@@ -185,6 +185,21 @@ describe('run model', () => {
   ])('option %s answers "%s" (feedback asked: %s)', (option, word, feedback) => {
     expect(decisionWord(option)).toBe(word);
     expect(needsFeedback(option)).toBe(feedback);
+  });
+
+  it.each([
+    ['the server\'s words', { options: ['Finish', 'Adjust', 'Abort'], words: ['continue', 'adjust', 'abort'] }, ['continue', 'adjust', 'abort']],
+    ['labels alone', { options: ['Continue', 'Clarify', 'Abort'] }, ['continue', 'adjust', 'abort']],
+  ])('the decision each button sends: %s', (_name, pending, words) => {
+    expect(pending.options.map((_o, i) => optionWord(pending, i))).toEqual(words);
+  });
+
+  it('a run of another navi: committed iterations and run updates come as serve frames', () => {
+    const s = applyRunSnapshot(emptyRun('r'), { id: 'r', status: 'running', alive: true, iterations: [] });
+    applyRunEvent(s, { type: 'serve_iteration_committed', run_id: 'r', iteration: { iteration: 1, phase: 'IMPL', indicators: INDICATORS, state_hash: 'h', gate_decision: 'exit', gate_reason: 'EXIT', status_block: 'B', status: { progress: '80%' }, decision: null } });
+    expect(s.iterations[0]).toMatchObject({ n: 1, status: { phase: 'IMPL', progress: 80 }, gate: { decision: 'exit' } });
+    applyRunEvent(s, { type: 'serve_run_updated', run: { id: 'r', status: 'completed', alive: null, usage: { prompt_tokens: 9, completion_tokens: 1 } } });
+    expect([s.status, s.tokensSpent]).toEqual(['completed', 10]);
   });
 
   it.each([

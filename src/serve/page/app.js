@@ -15,11 +15,22 @@ const LIST_REFRESH_MS = 3000;
 let teardown = null;
 let listError = '';
 
-/** Asks for the server's token once (a 401 said one is needed); resolves true when given. */
+let asking = null;
+
+/**
+ * Asks for the server's token (a 401 said one is needed); resolves true when given. Requests
+ * refused meanwhile wait for the same answer instead of asking again.
+ */
 function askToken() {
+  asking ??= promptToken().finally(() => {
+    asking = null;
+  });
+  return asking;
+}
+
+function promptToken() {
   const dialog = $('token-dialog');
   const input = $('token-input');
-  if (dialog.open) return Promise.resolve(false);
   $('token-retry').textContent = getToken() ? 'That token was refused. ' : '';
   input.value = '';
   dialog.showModal();
@@ -86,7 +97,13 @@ function route() {
   if (!sel) {
     replace(main, h('div', { class: 'empty' }, h('h2', null, 'navi'), h('p', null, 'Pick a loop run or a session, or start one.')));
   } else if (sel.kind === 'runs') {
-    teardown = showRun(main, sel.id);
+    // The list shows each run's status too: refresh it when the shown run's status changes.
+    let shownStatus = '';
+    teardown = showRun(main, sel.id, (state) => {
+      if (state.status === shownStatus) return;
+      shownStatus = state.status;
+      void refreshLists();
+    });
   } else {
     teardown = showSession(main, sel.id);
   }

@@ -18,7 +18,7 @@ const STREAM_TYPES = new Set(['thinking_delta', 'thinking_end', 'text_delta', 't
  *   decisions: Array<Record<string, unknown>>, tokensAtStart: number | null, startedAt: string | null}} IterationRecord
  * @typedef {{id: string, task: string, taskName: string, source: string, status: string, config: Record<string, unknown> | null,
  *   iterations: IterationRecord[], current: {n: number, startedAt: string, blocks: StreamBlock[], usage: unknown, stopReason: string | null} | null,
- *   tokensSpent: number, pending: {seq: number, prompt: string, question: string, options: string[], block?: string, iteration: number} | null,
+ *   tokensSpent: number, pending: {seq: number, prompt: string, question: string, options: string[], words?: string[], block?: string, iteration: number} | null,
  *   stagnation: Array<Record<string, unknown>>, diversified: Array<Record<string, unknown>>, notices: Array<Record<string, unknown>>,
  *   complete: Record<string, unknown> | null, result: Record<string, unknown> | null, startedAt: string | null, lastSeq: number, fellBehind: boolean,
  *   stopRequested?: boolean, owner?: string}} RunState
@@ -125,6 +125,21 @@ export function applyRunEvent(state, ev) {
   }
   if (ev.type === 'serve_error' || ev.type === 'serve_replay_truncated') {
     state.notices.push({ kind: 'warning', code: ev.type, message: typeof ev.message === 'string' ? ev.message : String(ev.error?.message ?? '') });
+    return state;
+  }
+  if (ev.type === 'serve_iteration_committed' && ev.iteration && typeof ev.iteration === 'object') {
+    // A run of another navi process, followed by the server from committed rows.
+    applyIterationRow(state, ev.iteration, true);
+    return state;
+  }
+  if (ev.type === 'serve_run_updated' && ev.run && typeof ev.run === 'object') {
+    const status = str(ev.run, 'status');
+    if (status) state.status = status === 'running' && ev.run.alive === false ? 'stale' : status;
+    applyRunSnapshot(state, ev.run);
+    return state;
+  }
+  if (ev.type === 'serve_run_removed') {
+    state.status = 'removed';
     return state;
   }
   if (STREAM_TYPES.has(ev.type)) {
@@ -265,6 +280,16 @@ function decisionsOfRow(row) {
   return list.filter((x) => x && typeof x === 'object' && typeof x.decision === 'string');
 }
 
+/** One committed iteration row; `replace`: it is newer than what the state holds. */
+function applyIterationRow(state, row, replace) {
+  const n = num(row, 'iteration');
+  if (n === null) return;
+  const it = iterationOf(state, n);
+  if (replace || !it.status) it.status = statusOfRow(row);
+  if ((replace || !it.gate) && typeof row.gate_decision === 'string') it.gate = { decision: row.gate_decision, reason: str(row, 'gate_reason') };
+  if (replace || it.decisions.length === 0) it.decisions = decisionsOfRow(row);
+}
+
 /**
  * Seeds a state from `GET /runs/{id}` (the run, its stored loop configuration and its committed
  * iterations). Live events applied afterwards win; the snapshot only fills what they have not said.
@@ -300,20 +325,30 @@ export function applyRunSnapshot(state, run) {
   }
   if (typeof run.owner === 'string') state.owner = run.owner;
   const iterations = Array.isArray(run.iterations) ? run.iterations : [];
-  for (const row of iterations) {
-    const n = row && typeof row === 'object' ? num(row, 'iteration') : null;
-    if (n === null) continue;
-    const it = iterationOf(state, n);
-    if (!it.status) it.status = statusOfRow(row);
-    if (!it.gate && typeof row.gate_decision === 'string') it.gate = { decision: row.gate_decision, reason: str(row, 'gate_reason') };
-    if (it.decisions.length === 0) it.decisions = decisionsOfRow(row);
-  }
+  for (const row of iterations) if (row && typeof row === 'object') applyIterationRow(state, row, false);
   const pending = obj(run, 'pending_decision');
   if (!state.pending && pending && Array.isArray(pending.options)) {
-    state.pending = { seq: -1, prompt: str(pending, 'prompt', 'approval'), question: str(pending, 'question'), options: pending.options, block: pending.block, iteration: num(pending, 'iteration', 0) };
+    state.pending = {
+      seq: -1,
+      prompt: str(pending, 'prompt', 'approval'),
+      question: str(pending, 'question'),
+      options: pending.options,
+      words: Array.isArray(pending.words) ? pending.words : undefined,
+      block: pending.block,
+      iteration: num(pending, 'iteration', 0),
+    };
     state.status = 'awaiting_decision';
   }
   return state;
+}
+
+/**
+ * The `--decisions` word for option `index` of a prompt: the server's `words` when it sent them,
+ * else from the label as shown (Clarify is adjust, Finish is continue).
+ */
+export function optionWord(pending, index) {
+  const given = Array.isArray(pending.words) ? pending.words[index] : undefined;
+  return typeof given === 'string' ? given : decisionWord(pending.options[index]);
 }
 
 /** The `--decisions` word for an option as shown (Clarify is adjust, Finish is continue). */

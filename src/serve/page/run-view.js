@@ -6,7 +6,7 @@
  */
 import { api, openEvents } from './api.js';
 import { clock, h, replace } from './dom.js';
-import { applyRunEvent, applyRunSnapshot, budgets, decisionWord, emptyRun, indicatorMarks, isLive, needsFeedback } from './run-model.js';
+import { applyRunEvent, applyRunSnapshot, budgets, emptyRun, indicatorMarks, isLive, optionWord } from './run-model.js';
 import { streamView } from './stream-view.js';
 
 /** Shows run `id` inside `mount`; returns a function that tears it down. */
@@ -87,9 +87,9 @@ export function showRun(mount, id, onChange) {
         b.fraction === null ? null : h('progress', { max: '1', value: String(b.fraction) }))));
   }
 
-  async function decide(option, feedback, buttons) {
+  async function decide(word, feedback, buttons) {
     for (const b of buttons) b.disabled = true;
-    const body = { decision: decisionWord(option) };
+    const body = { decision: word };
     if (feedback) body.feedback = feedback;
     try {
       await api('POST', `/runs/${encodeURIComponent(id)}/decisions`, body);
@@ -112,20 +112,21 @@ export function showRun(mount, id, onChange) {
     }
     const feedback = h('textarea', { rows: '2', placeholder: 'Feedback for the next iteration (Adjust / Clarify)', 'data-testid': 'decision-feedback' });
     const buttons = [];
-    for (const option of p.options) {
-      const word = decisionWord(option);
+    for (const [index, option] of p.options.entries()) {
+      const word = optionWord(p, index);
       const button = h('button', {
         type: 'button',
         class: word === 'abort' ? 'danger' : word === 'continue' ? 'primary' : '',
         'data-testid': `decision-${word}`,
         onclick: () => {
           const text = feedback.value.trim();
-          if (needsFeedback(option) && !text) {
+          const asks = word === 'adjust';
+          if (asks && !text) {
             feedback.focus();
             feedback.setAttribute('aria-invalid', 'true');
             return;
           }
-          void decide(option, needsFeedback(option) ? text : '', buttons);
+          void decide(word, asks ? text : '', buttons);
         },
       }, option);
       buttons.push(button);
@@ -134,7 +135,7 @@ export function showRun(mount, id, onChange) {
       h('h3', null, `Waiting for you · ${p.prompt.replace(/_/g, ' ')}`),
       h('p', { class: 'question' }, p.question),
       p.block ? h('pre', { class: 'status-block' }, p.block) : null,
-      p.options.some(needsFeedback) ? feedback : null,
+      p.options.some((_, i) => optionWord(p, i) === 'adjust') ? feedback : null,
       h('div', { class: 'buttons' }, buttons)));
   }
 
@@ -171,6 +172,12 @@ export function showRun(mount, id, onChange) {
     replace(sections.loopEvents, items.map((i) => i.el));
   }
 
+  /** What an iteration without a status is: still running, or never committed (redone on resume). */
+  function uncommitted(it) {
+    if (!isLive(state.status)) return 'not committed (redone on resume)';
+    return it.startedAt ? `running since ${clock(it.startedAt)}` : 'running';
+  }
+
   function renderIterations() {
     if (state.iterations.length === 0) {
       replace(sections.iterations, h('p', { class: 'muted' }, 'None yet.'));
@@ -182,7 +189,7 @@ export function showRun(mount, id, onChange) {
       return h('details', { class: 'iteration', 'data-testid': 'iteration', 'data-iteration': String(it.n) },
         h('summary', null,
           h('span', { class: 'it-n' }, `#${it.n}`), ' ',
-          s ? h('span', { class: 'badge phase' }, s.phase) : h('span', { class: 'muted' }, it.startedAt ? `running since ${clock(it.startedAt)}` : 'running'), ' ',
+          s ? h('span', { class: 'badge phase' }, s.phase) : h('span', { class: 'muted' }, uncommitted(it)), ' ',
           s ? `${s.progress}%` : '', ' ',
           gate ? h('span', { class: `gate gate-${gate.decision}`, 'data-testid': 'gate' }, gate.decision.toUpperCase()) : null, ' ',
           it.decisions.map((d) => h('span', { class: 'badge decision' }, `${d.choice ?? d.decision}${d.source ? ` (${d.source})` : ''}`))),
