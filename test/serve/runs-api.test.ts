@@ -27,11 +27,11 @@ describe('navi serve: loop runs', () => {
           const list = await srv.api('GET', '/runs');
           return (list.body.runs as Array<Record<string, unknown>>).find((r) => r.id === runId && r.status === 'running');
         }, 'the run listed as running');
-        expect(running).toMatchObject({ alive: true, task_name: 'fix-add', task: expect.stringContaining('Make the failing test pass'), owner: expect.stringMatching(/^pid \d+ on /) });
+        expect(running).toMatchObject({ alive: true, task_name: 'fix-add', task: expect.stringContaining('Make the failing test pass') as unknown, owner: expect.stringMatching(/^pid \d+ on /) as unknown });
         const sub = await subscribe(srv.url, `/ws/runs/${runId}`);
         release();
         const committed = await sub.waitFor((f) => f.type === 'serve_iteration_committed', 'an iteration committed');
-        expect(committed).toMatchObject({ run_id: runId, iteration: { iteration: 1, status: { phase: expect.any(String), state_hash: expect.stringMatching(/^[0-9a-f]{6}$/) } } });
+        expect(committed).toMatchObject({ run_id: runId, iteration: { iteration: 1, status: { phase: expect.any(String) as unknown, state_hash: expect.stringMatching(/^[0-9a-f]{6}$/) as unknown } } });
         const end = await loop.result;
         expect(end.code).toBe(0);
         const shown = await eventually(async () => {
@@ -40,7 +40,7 @@ describe('navi serve: loop runs', () => {
         }, 'the run completed');
         const iterations = shown.body.iterations as Array<Record<string, unknown>>;
         expect(iterations.map((i) => i.iteration)).toEqual([1, 2]);
-        expect(iterations[1]).toMatchObject({ gate_decision: 'exit', status_block: expect.stringContaining('NAVIGATOR_STATUS'), status: { exit_signal: 'true' } });
+        expect(iterations[1]).toMatchObject({ gate_decision: 'exit', status_block: expect.stringContaining('NAVIGATOR_STATUS') as unknown, status: { exit_signal: 'true' } });
         expect(shown.body).toMatchObject({ alive: null, pending_decision: null });
         await sub.waitFor((f) => f.type === 'serve_run_updated' && (f.run as Record<string, unknown>).status === 'completed', 'the completed status');
         expect(await stopServe(srv)).toBe(130);
@@ -55,7 +55,7 @@ describe('navi serve: loop runs', () => {
         loopRepo(s.cwd);
         const srv = await serve(s, ['--cwd', s.cwd]);
         const started = await srv.api('POST', '/runs', { task: 'task.yaml', approval: 'strict', max_iterations: 3 });
-        expect(started).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^run_/), status: 'running' } });
+        expect(started).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^run_/) as unknown, status: 'running' } });
         const runId = String(started.body.id);
         const sub = await subscribe(srv.url, `/ws/runs/${runId}`);
         await sub.waitFor((f) => f.type === 'approval_requested', 'the first approval prompt');
@@ -89,7 +89,7 @@ describe('navi serve: loop runs', () => {
         s.fake.holdChats();
         const runId = String((await srv.api('POST', '/runs', { task: 'task.yaml', max_iterations: 2 })).body.id);
         const sub = await subscribe(srv.url, `/ws/runs/${runId}`);
-        await eventually(async () => (s.chats().length > 0 ? true : undefined), 'the first chat request');
+        await eventually(() => Promise.resolve(s.chats().length > 0 ? true : undefined), 'the first chat request');
         expect(await srv.api('POST', `/runs/${runId}/stop`)).toMatchObject({ status: 200, body: { stopping: true } });
         expect(await sub.waitFor((f) => f.type === 'result', 'the result')).toMatchObject({ status: 'interrupted', exit_code: 130 });
         expect((await srv.api('GET', `/runs/${runId}`)).body).toMatchObject({ status: 'interrupted' });

@@ -78,17 +78,17 @@ describe('navi serve: sessions', () => {
         expect(await srv.api('POST', '/runs/run_nope/decisions', { decision: 'continue' })).toMatchObject({ status: 404 });
         expect(await srv.api('GET', '/nothing/here')).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
         const id = String((await srv.api('POST', '/sessions', {})).body.id);
-        expect(await srv.api('POST', `/sessions/${id}/messages`, { content: '' })).toMatchObject({ status: 400, body: { error: { code: 'invalid_body', message: expect.stringMatching(/^content: /) } } });
-        expect(await srv.api('POST', `/sessions/${id}/messages`, { text: 'hi' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/text|content/) } } });
+        expect(await srv.api('POST', `/sessions/${id}/messages`, { content: '' })).toMatchObject({ status: 400, body: { error: { code: 'invalid_body', message: expect.stringMatching(/^content: /) as unknown } } });
+        expect(await srv.api('POST', `/sessions/${id}/messages`, { text: 'hi' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/text|content/) as unknown } } });
         expect(await srv.api('POST', `/sessions/${id}/messages`, '{not json')).toMatchObject({ status: 400, body: { error: { code: 'invalid_body', message: 'body: not valid JSON' } } });
         expect(await srv.api('POST', '/sessions', { profile: 'nope' })).toMatchObject({ status: 400, body: { error: { code: 'profile_not_found' } } });
-        expect(await srv.api('POST', '/runs', { task: 'x', max_iterations: 0 })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/^max_iterations: /) } } });
+        expect(await srv.api('POST', '/runs', { task: 'x', max_iterations: 0 })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/^max_iterations: /) as unknown } } });
         const agents = await srv.api('GET', '/agents');
-        expect((agents.body.agents as Array<Record<string, unknown>>).find((p) => p.id === 'default')).toMatchObject({ description: expect.any(String), tools: expect.arrayContaining(['read_file']) });
+        expect((agents.body.agents as Array<Record<string, unknown>>).find((p) => p.id === 'default')).toMatchObject({ description: expect.any(String) as unknown, tools: expect.arrayContaining(['read_file']) as unknown });
         const doc = await srv.api('GET', '/openapi.json');
         expect(doc.body).toMatchObject({ openapi: '3.1.0' });
         const paths = doc.body.paths as Record<string, Record<string, unknown>>;
-        expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/health', '/sessions', '/sessions/{id}', '/sessions/{id}/messages', '/sessions/{id}/stop', '/agents', '/runs', '/runs/{id}', '/runs/{id}/decisions', '/runs/{id}/stop']));
+        expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/health', '/sessions', '/sessions/{id}', '/sessions/{id}/messages', '/sessions/{id}/stop', '/agents', '/runs', '/runs/{id}', '/runs/{id}/decisions', '/runs/{id}/stop']) as unknown);
         expect(JSON.stringify(paths['/sessions/{id}/messages'])).toContain('"content"');
         expect(await stopServe(srv)).toBe(130);
       },
@@ -104,7 +104,7 @@ describe('navi serve: sessions', () => {
         const sub = await subscribe(srv.url, `/ws/sessions/${id}`);
         s.fake.holdChats();
         await srv.api('POST', `/sessions/${id}/messages`, { content: 'a question the model never answers' });
-        await eventually(async () => (s.chats().length > 0 ? true : undefined), 'the chat request');
+        await eventually(() => Promise.resolve(s.chats().length > 0 ? true : undefined), 'the chat request');
         expect(await srv.api('POST', `/sessions/${id}/stop`)).toMatchObject({ status: 200, body: { stopping: true } });
         const result = await sub.waitFor(isResult, 'result');
         expect(result).toMatchObject({ status: 'interrupted', exit_code: 130 });
@@ -114,7 +114,7 @@ describe('navi serve: sessions', () => {
 
         // A second turn is running (held in prefill) when the server is told to stop.
         await srv.api('POST', `/sessions/${id}/messages`, { content: 'second question, then SIGTERM' });
-        await eventually(async () => (s.chats().length > 1 ? true : undefined), 'the second chat request');
+        await eventually(() => Promise.resolve(s.chats().length > 1 ? true : undefined), 'the second chat request');
         expect(await stopServe(srv)).toBe(130);
         const messages = await s.db.withStore((store) => store.messages.list(id));
         expect(messages.map((m) => m.content)).toContain('second question, then SIGTERM');
