@@ -107,12 +107,27 @@ export async function textOf(page: Page, selector: string): Promise<string> {
 }
 
 /**
- * Waits until the element's text matches `pattern`. The condition runs in the page (polled by
- * Chromium), written as an expression string because this project's TypeScript has no DOM types.
+ * The little of the DOM the in-page functions use (this project's TypeScript has no DOM types).
+ * In-page code is always a function, never a string: the page's Content-Security-Policy forbids
+ * eval, which Playwright uses for strings.
  */
+export interface PageGlobals {
+  document: { querySelector(selector: string): { textContent: string | null } | null; documentElement: { scrollWidth: number } };
+  sessionStorage: { getItem(key: string): string | null };
+  [name: string]: unknown;
+}
+
+/** Waits until the element's text matches `pattern` (the condition polled by Chromium). */
 export async function waitForText(page: Page, selector: string, pattern: RegExp): Promise<void> {
-  const expr = `(() => { const el = document.querySelector(${JSON.stringify(selector)}); return el !== null && new RegExp(${JSON.stringify(pattern.source)}, ${JSON.stringify(pattern.flags)}).test(el.textContent || ''); })()`;
-  await page.waitForFunction(expr, undefined, { timeout: PAGE_WAIT_MS, polling: 50 });
+  await page.waitForFunction(
+    ([sel, source, flags]) => {
+      const g = globalThis as unknown as PageGlobals;
+      const el = g.document.querySelector(sel);
+      return el !== null && new RegExp(source, flags).test(el.textContent ?? '');
+    },
+    [selector, pattern.source, pattern.flags] as const,
+    { timeout: PAGE_WAIT_MS, polling: 50 },
+  );
 }
 
 /** Waits until `selector` matches no element. */

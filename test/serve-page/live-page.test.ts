@@ -10,7 +10,7 @@ import { forEachBackend } from '../support/databases.js';
 import { SCENARIO_TIMEOUT_MS, scenario, until } from '../scenario/helpers.js';
 import { fixIteration, loopRepo, say, tc } from '../loop-scenario/helpers.js';
 import type { FakeScript } from '../support/fake-ollama.js';
-import { HAVE_CHROMIUM, foreignRequests, openBrowser, startServe, textOf, waitForGone, waitForText } from './browser.js';
+import { HAVE_CHROMIUM, foreignRequests, type PageGlobals, openBrowser, startServe, textOf, waitForGone, waitForText } from './browser.js';
 
 const T = SCENARIO_TIMEOUT_MS * 2;
 /** Model text that would run script if the page ever put it in as HTML. */
@@ -55,7 +55,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         // The model's text is shown as written, never run as markup.
         expect(await textOf(page, '[data-testid=current-stream]')).toContain(HOSTILE);
         expect(await page.locator('[data-testid=current-stream] img, [data-testid=current-stream] script').count()).toBe(0);
-        expect(await page.evaluate('window.__navi_xss')).toBeUndefined();
+        expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).__navi_xss)).toBeUndefined();
         expect(await textOf(page, '[data-testid=current-stream]')).toContain('Look at math.js first.');
         expect(await page.locator('[data-testid=tool-call][data-state=ok]').count()).toBe(1);
         expect(await textOf(page, '[data-testid=runs]')).toMatch(/fix-add/);
@@ -86,6 +86,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         expect(await textOf(page, '[data-testid=run-status]')).toBe(rest.status.replace(/_/g, ' '));
         expect(rest.iterations).toHaveLength(1);
         expect(foreignRequests(b.requests, served.url)).toEqual([]);
+        // The page runs under a policy that allows this server only (a violation would be a console error).
+        expect((await fetch(`${served.url}/`)).headers.get('content-security-policy')).toMatch(/connect-src 'self'/);
         expect(b.errors).toEqual([]);
       },
       T,
@@ -116,7 +118,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         expect(await textOf(page, '[data-testid=run-complete]')).toMatch(/LOOP COMPLETE|completed/);
         expect(await textOf(page, '[data-testid=status-block]')).toMatch(/NAVIGATOR_STATUS/);
         expect(await textOf(page, '[data-testid=iteration] .gate')).toBe('EXIT');
-        expect(await page.evaluate('sessionStorage.getItem("navi.token")')).toBe(token);
+        expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).sessionStorage.getItem('navi.token'))).toBe(token);
         // The token never went into a URL.
         expect(b.requests.filter((u) => u.includes(token))).toEqual([]);
         expect(foreignRequests(b.requests, served.url)).toEqual([]);
@@ -147,8 +149,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         await waitForText(page, '[data-testid=session-status]', /^idle$/);
         expect(await textOf(page, '[data-testid=session-view]')).toContain('Say hello <b>please</b>');
         expect(await textOf(page, '[data-testid=session-stream]')).toContain(HOSTILE);
-        expect(await page.evaluate('window.__navi_xss')).toBeUndefined();
-        const width = await page.evaluate('document.documentElement.scrollWidth');
+        expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).__navi_xss)).toBeUndefined();
+        const width = await page.evaluate(() => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth);
         expect(width).toBeLessThanOrEqual(390);
         expect(foreignRequests(b.requests, served.url)).toEqual([]);
         expect(b.errors).toEqual([]);
