@@ -60,23 +60,37 @@ export function showRun(mount, id, onChange) {
     schedule();
   }
 
+  /**
+   * Redraws `el` only when `key` changed: rebuilding a button on every streamed delta would
+   * swallow a click whose press and release fall on either side of a redraw.
+   */
+  const drawn = new Map();
+  function redraw(el, key, draw) {
+    if (drawn.get(el) === key) return;
+    drawn.set(el, key);
+    draw();
+  }
+
   function renderHead() {
     const live = isLive(state.status);
-    replace(
+    redraw(sections.head, JSON.stringify([state.status, state.taskName, state.config?.approval, state.owner, state.stopRequested]), () => replace(
       sections.head,
       h('h2', null, state.taskName || id),
-      h('span', { class: `badge status-${state.status}`, 'data-testid': 'run-status' }, state.status.replace(/_/g, ' ')),
+      h('span', { class: `badge status-${state.status}`, 'data-testid': 'run-status', role: 'status' }, state.status.replace(/_/g, ' ')),
       state.config?.approval ? h('span', { class: 'badge' }, `approval: ${state.config.approval}`) : null,
       h('span', { class: 'muted run-id' }, id),
       state.owner ? h('span', { class: 'muted', 'data-testid': 'run-owner' }, state.status === 'stale' ? `${state.owner} (gone: resume with navi loop --resume ${id})` : state.owner) : null,
       live ? h('button', { class: 'danger', type: 'button', 'data-testid': 'stop-run', disabled: state.stopRequested === true, onclick: () => void stop() },
         state.stopRequested ? 'Stopping…' : 'Stop') : null,
-    );
+    ));
     sections.task.textContent = state.task;
-    replace(sections.notice,
+    redraw(sections.notice, JSON.stringify([error, state.fellBehind, socket === null, isLive(state.status), state.notices.length]), () => replace(sections.notice,
       error ? h('p', { class: 'error', role: 'alert' }, error) : null,
       state.fellBehind ? h('p', { class: 'error' }, 'This page fell behind the run\'s events. ', h('button', { type: 'button', onclick: () => location.reload() }, 'Reload')) : null,
-      socket === null && isLive(state.status) ? h('p', { class: 'muted' }, 'Not following live events.') : null);
+      socket === null && isLive(state.status) ? h('p', { class: 'muted' }, 'Not following live events.') : null,
+      // The run's warnings and errors (and the server's notices), newest last; a few are enough here.
+      state.notices.slice(-5).map((n) => h('p', { class: n.kind === 'error' ? 'error' : 'warn', 'data-testid': 'run-notice' },
+        `${n.iteration ? `iteration ${n.iteration}: ` : ''}${n.code ? `${n.code}: ` : ''}${n.message}`))));
   }
 
   function renderBudgets() {
@@ -232,15 +246,21 @@ export function showRun(mount, id, onChange) {
     stream.update(cur.blocks);
   }
 
+  /** What the iterations list shows: it is redrawn (closing what the user opened) only when this changes. */
+  function iterationsKey() {
+    return JSON.stringify([isLive(state.status), state.iterations.map((it) => [it.n, it.status?.phase, it.status?.progress, it.status?.block, it.gate?.decision, it.decisions.length, it.startedAt])]);
+  }
+
   function render() {
     renderHead();
     renderBudgets();
     renderApproval();
-    renderStatus();
-    renderLoopEvents();
-    renderIterations();
+    const last = [...state.iterations].reverse().find((it) => it.status);
+    redraw(sections.status, JSON.stringify([last?.n, last?.status]), renderStatus);
+    redraw(sections.loopEvents, `${state.stagnation.length}/${state.diversified.length}`, renderLoopEvents);
+    redraw(sections.iterations, iterationsKey(), renderIterations);
     renderStream();
-    renderComplete();
+    redraw(sections.complete, JSON.stringify([state.complete?.seq, state.result?.seq]), renderComplete);
     onChange?.(state);
   }
 
