@@ -41,7 +41,8 @@
  *   --keep             keep the temporary directory (its path is printed)
  *   --only LIST        measure only these figures (comma-separated): startup, oneshot (also gives
  *                      the first request size), gap, reuse (rendered-prompt reuse), rss, growth,
- *                      stop, mcp (MCP servers: bench/mcp.ts) — for quick A/B work; oneshot and
+ *                      stop, mcp (MCP servers: bench/mcp.ts), serve (navi serve: bench/serve.ts)
+ *                      — for quick A/B work; oneshot and
  *                      gap run the reference agent too
  *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
@@ -77,7 +78,7 @@ interface Options {
   nodeOptions: string | undefined;
 }
 
-const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp'];
+const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'serve'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -1260,6 +1261,22 @@ async function main(): Promise<void> {
         play: (script) => fake.play(script),
         chats: (from) => fake.chats(from),
         runNavi: (args) => runNavi(args, { env: backend.env, cwd: work }),
+        row,
+        median,
+      });
+    }
+
+    // Issue 19: navi serve with 50 subscribers on one turn (bench/serve.ts), on PostgreSQL when there is one.
+    if (want('serve')) {
+      const backend = postgresBackend ?? pglite;
+      const { figureServe } = await import('./serve.js');
+      await figureServe({
+        rounds: Math.max(2, opts.gapRounds),
+        work,
+        env: backend.env,
+        main: MAIN,
+        play: (script) => fake.play(script),
+        chats: (from) => fake.chats(from),
         row,
         median,
       });

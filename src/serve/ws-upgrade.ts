@@ -91,7 +91,21 @@ export class WsUpgrades {
 
   private attach(ws: WebSocket, target: { kind: 'sessions' | 'runs'; id: string; since: number }, stream: EventStream, release: () => void): void {
     const sub = new Subscriber(
-      { send: (data, done) => ws.send(data, done), close: (code, reason) => ws.close(code, reason), terminate: () => ws.terminate() },
+      {
+        send: (data, done) => ws.send(data, done),
+        close: (code, reason) => ws.close(code, reason),
+        terminate: () => ws.terminate(),
+        batch: (write) => {
+          // ws writes each frame to its socket at once: corked, a flush is one write to the OS.
+          const socket = (ws as unknown as { _socket?: { cork?: () => void; uncork?: () => void } })._socket;
+          socket?.cork?.();
+          try {
+            write();
+          } finally {
+            socket?.uncork?.();
+          }
+        },
+      },
       this.ctx.limits ?? DEFAULT_LIMITS,
       () => this.ctx.log(`a subscriber of ${target.kind.slice(0, -1)} ${target.id} fell behind and was cut off`),
     );

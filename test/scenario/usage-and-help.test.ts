@@ -38,6 +38,7 @@ const COMMANDS = [
   'db migrate',
   'doctor',
   'init',
+  'serve',
 ];
 
 describe('usage errors', () => {

@@ -128,6 +128,8 @@ describe('statusBlockFields', () => {
   });
 });
 
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** A socket that flushes only when told to. */
 function fakeSink(): FrameSink & { sent: string[]; pending: Array<() => void>; flush: () => void; closedWith: number | null; terminated: boolean } {
   const sink = {
@@ -153,31 +155,42 @@ function fakeSink(): FrameSink & { sent: string[]; pending: Array<() => void>; f
 }
 
 describe('Subscriber', () => {
-  it('sends while few are in flight, queues behind them, drains in order as the socket flushes', () => {
+  it('sends after the current work, while few are in flight, and drains in order as the socket flushes', async () => {
     const sink = fakeSink();
-    const sub = new Subscriber(sink, { inFlight: 2, queued: 3, closeGraceMs: 10 });
-    expect(['a', 'b', 'c', 'd'].map((f) => sub.push(f))).toEqual(['sent', 'sent', 'queued', 'queued']);
+    const sub = new Subscriber(sink, { inFlight: 2, queued: 4, queuedBytes: 1000, closeGraceMs: 10 });
+    expect(['a', 'b', 'c', 'd'].map((f) => sub.push(f))).toEqual(['queued', 'queued', 'queued', 'queued']);
+    expect(sink.sent).toEqual([]);
+    await tick();
     expect(sink.sent).toEqual(['a', 'b']);
     sink.flush();
+    await tick();
     expect(sink.sent).toEqual(['a', 'b', 'c', 'd']);
     expect(sub.backlog).toBe(0);
   });
 
-  it('cuts a subscriber that stopped reading off: told it fell behind, closed, nothing kept', () => {
+  it('cuts a subscriber that stopped reading off: told it fell behind, closed, nothing kept', async () => {
     const sink = fakeSink();
     let cut = 0;
-    const sub = new Subscriber(sink, { inFlight: 1, queued: 2, closeGraceMs: 1 }, () => cut++);
-    expect(['a', 'b', 'c', 'd'].map((f) => sub.push(f))).toEqual(['sent', 'queued', 'queued', 'cut_off']);
+    const sub = new Subscriber(sink, { inFlight: 1, queued: 2, queuedBytes: 1000, closeGraceMs: 1 }, () => cut++);
+    sub.push('a');
+    await tick();
+    expect(['b', 'c', 'd'].map((f) => sub.push(f))).toEqual(['queued', 'queued', 'cut_off']);
     expect(cut).toBe(1);
     expect(sink.closedWith).toBe(FELL_BEHIND_CODE);
     expect(JSON.parse(sink.sent.at(-1) ?? '{}')).toMatchObject({ type: 'serve_fell_behind' });
     expect(sub.backlog).toBe(0);
     expect(sub.push('e')).toBe('closed');
   });
+
+  it('cuts off on queued bytes too (large events)', () => {
+    const sink = fakeSink();
+    const sub = new Subscriber(sink, { inFlight: 1, queued: 100, queuedBytes: 10, closeGraceMs: 1 });
+    expect(['12345', '12345', '1'].map((f) => sub.push(f))).toEqual(['queued', 'queued', 'cut_off']);
+  });
 });
 
 describe('EventStream', () => {
-  it('stamps the envelope, and a late subscriber gets the current turn from a seq, then live events', () => {
+  it('stamps the envelope, and a late subscriber gets the current turn from a seq, then live events', async () => {
     const stream = new EventStream('s1');
     stream.publish({ type: 'text_delta', text: 'old turn' });
     stream.beginTurn();
@@ -186,6 +199,7 @@ describe('EventStream', () => {
     const sink = fakeSink();
     stream.subscribe(new Subscriber(sink), 1);
     stream.publish({ type: 'text_delta', text: 'three' });
+    await tick();
     const got = sink.sent.map((f) => JSON.parse(f) as Record<string, unknown>);
     expect(got.map((e) => [e.seq, e.text])).toEqual([
       [2, 'two'],
