@@ -16,7 +16,7 @@ export const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 export const ARTIFACTS = path.join(REPO_ROOT, 'test-artifacts', 'serve-page');
 
 /** How long a page condition may take before the test fails: far above the real time (a hang guard). */
-export const PAGE_WAIT_MS = 45_000;
+export const PAGE_WAIT_MS = 90_000;
 
 /** The flags every run uses: headless, and nothing that talks to the network on its own. */
 const FLAGS = [

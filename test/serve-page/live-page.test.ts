@@ -10,9 +10,9 @@ import { forEachBackend } from '../support/databases.js';
 import { SCENARIO_TIMEOUT_MS, scenario, until } from '../scenario/helpers.js';
 import { fixIteration, loopRepo, say, tc } from '../loop-scenario/helpers.js';
 import type { FakeScript } from '../support/fake-ollama.js';
-import { HAVE_CHROMIUM, foreignRequests, type PageGlobals, openBrowser, startServe, textOf, waitForGone, waitForText } from './browser.js';
+import { HAVE_CHROMIUM, PAGE_WAIT_MS, foreignRequests, type PageGlobals, openBrowser, startServe, textOf, waitForGone, waitForText } from './browser.js';
 
-const T = SCENARIO_TIMEOUT_MS * 2;
+const T = SCENARIO_TIMEOUT_MS * 4;
 /** Model text that would run script if the page ever put it in as HTML. */
 const HOSTILE = 'Read math.js <img src=x onerror="window.__navi_xss=1"><script>window.__navi_xss=2</script> & more';
 
@@ -43,7 +43,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         await page.click('[data-testid=start-submit]');
 
         // Iteration 1 ends at the approval prompt, with its status block shown.
-        await page.waitForSelector('[data-testid=approval]', { timeout: 45_000 });
+        await page.waitForSelector('[data-testid=approval]', { timeout: PAGE_WAIT_MS });
         await waitForText(page, '[data-testid=run-status]', /awaiting decision/);
         expect(await textOf(page, '[data-testid=status-summary]')).toMatch(/RESEARCH|INIT|IMPL/);
         expect(await page.getAttribute('[data-testid=status-summary]', 'data-iteration')).toBe('1');
@@ -70,14 +70,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
           await waitForText(page, '.current h3', /Iteration 2/);
           await waitForText(page, '[data-testid=run-status]', /^running$/);
           await waitForText(page, '[data-testid=iteration][data-iteration="1"] summary', /Continue/);
-          await until(() => s.chats().length > chatsBefore, 45_000, 'iteration 2 to call the model');
+          await until(() => s.chats().length > chatsBefore, PAGE_WAIT_MS, 'iteration 2 to call the model');
           await b.screenshot(`running-${backend.kind}`);
           await page.click('[data-testid=stop-run]');
           await waitForText(page, '[data-testid=run-status]', /interrupted|aborted|incomplete/);
         } finally {
           release();
         }
-        await page.waitForSelector('[data-testid=run-complete]', { timeout: 45_000 });
+        await page.waitForSelector('[data-testid=run-complete]', { timeout: PAGE_WAIT_MS });
         expect(await page.locator('[data-testid=stop-run]').count()).toBe(0);
         await b.screenshot(`stopped-${backend.kind}`);
 
@@ -104,7 +104,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         const b = await openBrowser();
         const { page } = b;
         await page.goto(`${served.url}/`);
-        await page.waitForSelector('[data-testid=token-dialog][open]', { timeout: 45_000 });
+        await page.waitForSelector('[data-testid=token-dialog][open]', { timeout: PAGE_WAIT_MS });
         await page.fill('[data-testid=token-input]', token);
         await page.click('[data-testid=token-ok]');
         await waitForText(page, '[data-testid=runs]', /No loop runs yet/);
@@ -112,9 +112,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         const started = await fetch(`${served.url}/runs`, { method: 'POST', headers: auth, body: JSON.stringify({ task: 'task.yaml' }) });
         expect(started.status, await started.clone().text()).toBeLessThan(300);
         const { id } = (await started.json()) as { id: string };
-        await page.click(`[data-testid=run-link][data-run-id="${id}"]`, { timeout: 45_000 });
+        await page.click(`[data-testid=run-link][data-run-id="${id}"]`, { timeout: PAGE_WAIT_MS });
         await waitForText(page, '[data-testid=run-status]', /^completed$/);
-        await page.waitForSelector('[data-testid=run-complete]', { timeout: 45_000 });
+        await page.waitForSelector('[data-testid=run-complete]', { timeout: PAGE_WAIT_MS });
         expect(await textOf(page, '[data-testid=run-complete]')).toMatch(/LOOP COMPLETE|completed/);
         expect(await textOf(page, '[data-testid=status-block]')).toMatch(/NAVIGATOR_STATUS/);
         expect(await textOf(page, '[data-testid=iteration] .gate')).toBe('EXIT');
@@ -140,7 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         const { page } = b;
         await page.goto(`${served.url}/`);
         await page.click('[data-testid=new-session]');
-        await page.waitForSelector('[data-testid=session-view]', { timeout: 45_000 });
+        await page.waitForSelector('[data-testid=session-view]', { timeout: PAGE_WAIT_MS });
         // One column on a phone: the lists make way for the chat.
         expect(await page.isVisible('[data-testid=start-loop]')).toBe(false);
         await page.fill('[data-testid=chat-input]', 'Say hello <b>please</b>');
