@@ -24,6 +24,16 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // The live page of `navi serve`: plain browser modules served as they are (no bundling).
+    files: ['src/serve/page/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['document', 'window', 'location', 'fetch', 'WebSocket', 'sessionStorage', 'requestAnimationFrame', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'Node', 'URL', 'FormData', 'console'].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+  {
     // The CommonJS entry point (fast --version) imports with require by necessity.
     files: ['**/*.cts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

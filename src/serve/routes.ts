@@ -43,6 +43,12 @@ function isApiPath(path: string): boolean {
   return /^\/(health|sessions|agents|runs|ws-tickets|openapi\.json|ws)(\/|$)/.test(path);
 }
 
+/**
+ * The live page may load and connect to this server only, and runs no inline script: even text
+ * that slipped into the DOM as markup could not run or send anything elsewhere.
+ */
+const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
 export function createApp(ctx: RouteContext): Hono {
   const { sessions, runs, gate, deps } = ctx;
   const app = new Hono();
@@ -103,7 +109,7 @@ export function createApp(ctx: RouteContext): Hono {
   app.get('*', async (c) => {
     const file = await readPageFile(c.req.path);
     if (file === null) throw new ApiError(404, 'not_found', c.req.path === '/' ? 'the live page is not installed with this navi' : `no file ${c.req.path}`);
-    return c.body(new Uint8Array(file.body), 200, { 'content-type': file.type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
+    return c.body(new Uint8Array(file.body), 200, { 'content-type': file.type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', 'content-security-policy': PAGE_CSP });
   });
 
   return app;

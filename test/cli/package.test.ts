@@ -22,12 +22,12 @@ describe('the package', () => {
     expect(license).toContain('Permission is hereby granted, free of charge');
   });
 
-  it('npm pack ships the bin, LICENSE, README and docs/events.schema.json', () => {
+  it('npm pack ships the bin, LICENSE, README, docs/events.schema.json and the live page', () => {
     // --ignore-scripts: dist/ is already built (npm test builds first); prepare would rebuild it under running tests.
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8' });
     const [packed] = JSON.parse(out) as Array<{ files: Array<{ path: string }> }>;
     const files = (packed?.files ?? []).map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'docs/events.schema.json', 'dist/cli/main.cjs', 'dist/cli/run-entry.cjs', 'dist/cli/app.js', 'prompts/agent/output-schema.md']));
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'docs/events.schema.json', 'dist/cli/main.cjs', 'dist/cli/run-entry.cjs', 'dist/cli/app.js', 'prompts/agent/output-schema.md', 'src/serve/page/index.html', 'src/serve/page/app.js']));
     const shipped = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'docs', 'events.schema.json'), 'utf8')) as { title: string };
     expect(shipped.title).toMatch(/navi event/);
   }, TIMEOUT_MS);
