@@ -84,13 +84,6 @@ export class StorageError extends NaviError {
   }
 }
 
-/** The run was stopped by SIGINT/SIGTERM: exit 130, state saved. */
-export class InterruptedError extends NaviError {
-  constructor(message = 'interrupted') {
-    super('interrupted', 'interrupted', message);
-  }
-}
-
 /**
  * A session, run, profile, memory or task the user named does not exist: exit 2, like every
  * other bad input, in every command (`sessions show`, `run -s`, `profiles show`, `run -p`…).

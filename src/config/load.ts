@@ -112,9 +112,6 @@ const ENV_KEYS: ReadonlyArray<readonly [string, string, boolean]> = [
   ['CONTEXT_MESSAGE_TOKEN_BUDGET', 'context_message_token_budget', true],
 ];
 
-/** Names of the environment variables loadConfig reads (for `navi doctor` and the README). */
-export const CONFIG_ENV_VARS: readonly string[] = Object.freeze([...ENV_KEYS.map(([name]) => name), 'XDG_CONFIG_HOME']);
-
 const FLAG_KEYS: ReadonlyArray<readonly [keyof ConfigFlags, string, string]> = [
   ['ollamaHost', 'llm.host', '--ollama-host'],
   ['model', 'llm.model', '--model'],

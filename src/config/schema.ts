@@ -221,16 +221,8 @@ export type NaviConfig = z.output<typeof NaviConfigSchema>;
 export type LoopModeConfig = NaviConfig['loop_mode'];
 /** `llm` after defaults. */
 export type LlmConfig = NaviConfig['llm'];
-/** `db` after defaults. */
-export type DbConfig = NaviConfig['db'];
-/** `tools.shell` after defaults. */
-export type ShellPolicyConfig = NaviConfig['tools']['shell'];
 /** `sandbox` after defaults. */
 export type SandboxConfig = NaviConfig['sandbox'];
-/** `budget` after defaults. */
-export type BudgetConfig = NaviConfig['budget'];
-/** Iteration approval mode. */
-export type IterationApproval = LoopModeConfig['iteration_approval'];
 /** Diversification strategy. */
 export type DiversifyStrategy = LoopModeConfig['stagnation_diversify_strategy'];
 

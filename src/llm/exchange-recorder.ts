@@ -17,6 +17,7 @@ import {
   type ExchangeLine,
   type Redact,
   type RecordingHeader,
+  type RecordingLine,
   type ResponseRecord,
   type TimedLine,
 } from './recording-format.js';
@@ -48,7 +49,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
   } catch (err) {
     throw new InvalidInputError('recording_unwritable', `--record ${printable(opts.shownAs)}: cannot write it (${describeError(err)})`);
   }
-  const write = (line: unknown): void => {
+  const write = (line: RecordingLine): void => {
     writeSync(fd, `${JSON.stringify(line)}\n`);
   };
   const header: RecordingHeader = {

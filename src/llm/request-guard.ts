@@ -2,9 +2,7 @@
  * One HTTP request's stop switch: the caller's signal, a timer and the end of the call all abort
  * the same controller, and the first cause is remembered so the error says why it stopped.
  */
-
-/** setTimeout's ceiling (~24.8 days); longer values would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
+import { MAX_TIMER_MS } from '../timers.js';
 
 /** Why a request was cut: the caller stopped it, or one of the timers fired. */
 export type StopCause = 'caller' | 'first_chunk_timeout' | 'chunk_timeout' | 'request_timeout' | 'call_timeout' | 'unresponsive';

@@ -184,10 +184,10 @@ export async function workTreeRoot(cwd: string): Promise<string | null> {
   return root === '' ? null : root;
 }
 
-/** A file's identity for "did it change during this iteration": size and modification time. */
-export type FileSignature = string;
-
-/** Dirty paths (status code + signature) before or after a turn. */
+/**
+ * Dirty paths (status code + signature) before or after a turn; the signature, size and
+ * modification time, is a file's identity for "did it change during this iteration".
+ */
 export type DirtySnapshot = ReadonlyMap<string, string>;
 
 /** navi's own bookkeeping folder; nothing in it is the agent's work. */

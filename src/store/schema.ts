@@ -306,6 +306,3 @@ export const schema = {
   loopRuns,
   loopIterations,
 };
-
-/** The schema's type, for the database handle the repositories take. */
-export type NaviSchema = typeof schema;

@@ -77,17 +77,6 @@ export interface UserToolContext {
   readonly signal: AbortSignal;
 }
 
-/** What `execute` may return (or resolve to). */
-export type UserToolResult = string | { ok: boolean; output: string };
-
-/** One tool as a module defines it (the module contract above). */
-export interface UserToolModule {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  execute(args: Record<string, unknown>, ctx: UserToolContext): UserToolResult | Promise<UserToolResult>;
-}
-
 /** A directory to scan; an `optional` one may be missing (the default `./tools/`). */
 export interface UserToolDir {
   path: string;

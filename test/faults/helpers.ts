@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { expect, onTestFinished } from 'vitest';
+import { afterAll, expect, onTestFinished } from 'vitest';
 import { isSummaryAck, isSummaryMessage } from '../../src/agent/compression/summary-message.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import type { Store, StoredMessage } from '../../src/store/types.js';
@@ -119,6 +119,19 @@ export function liveGroupMembers(pgid: number): number[] {
     if (fields !== undefined && Number(fields[2]) === pgid && fields[0] !== 'Z') live.push(Number(entry));
   }
   return live;
+}
+
+/**
+ * Figures measured along the way (peak RSS, stop latency, the message a failure printed), printed
+ * to stderr after the file. Not a test: they assert nothing here, their bounds are `npm run
+ * bench`'s (SPEC §12). Call at the top level of a test file.
+ */
+export function figuresForTheReport(): string[] {
+  const lines: string[] = [];
+  afterAll(() => {
+    if (lines.length > 0) process.stderr.write(`\n[faults] ${lines.join('\n[faults] ')}\n`);
+  });
+  return lines;
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   expectJsonResult,
   expectValidStream,
   expectWellFormedRequest,
+  figuresForTheReport,
   requestMessages,
   resultOf,
   rssProbe,
@@ -34,8 +35,7 @@ const MANY = 50;
 // bytes, a JS string, the parsed arguments, the driver's parameters and the file write at once),
 // ~520–650 MB on PGlite (its WASM heap grows with the rows it writes and never shrinks).
 
-/** Measured numbers, printed once per file for the report. */
-const measured: string[] = [];
+const measured = figuresForTheReport();
 
 forEachBackend((backend) => {
   describe('model faults', () => {
@@ -151,11 +151,5 @@ forEachBackend((backend) => {
         { role: 'user', content: expect.stringContaining('[Iteration 1 of') as string },
       ]);
     }, SCENARIO_TIMEOUT_MS);
-  });
-});
-
-describe('measurements', () => {
-  it('are printed for the report', () => {
-    if (measured.length > 0) process.stderr.write(`\n[faults] ${measured.join('\n[faults] ')}\n`);
   });
 });

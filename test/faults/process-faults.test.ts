@@ -28,6 +28,7 @@ import {
   expectConsistentSession,
   expectValidStream,
   expectWellFormedRequest,
+  figuresForTheReport,
   liveGroupMembers,
   processGroupOf,
   processesMatching,
@@ -37,9 +38,9 @@ import {
   roles,
   scenario,
   sleepMarker,
+  type Scenario,
   until,
   wireRoles,
-  type Scenario,
 } from './helpers.js';
 
 /**
@@ -49,7 +50,7 @@ import {
 const ROUNDS_OVERRIDE = Number(process.env.NAVI_FAULT_ROUNDS);
 const ROUNDS = { postgres: 10, pglite: 6 } as const;
 
-const measured: string[] = [];
+const measured = figuresForTheReport();
 
 /** A pause in ms. */
 function pause(ms: number): Promise<void> {
@@ -333,9 +334,3 @@ forEachBackend(
   },
   { only: 'postgres' },
 );
-
-describe('measurements', () => {
-  it('are printed for the report', () => {
-    if (measured.length > 0) process.stderr.write(`\n[faults] ${measured.join('\n[faults] ')}\n`);
-  });
-});

@@ -25,6 +25,7 @@ import {
   expectJsonResult,
   expectValidStream,
   expectWellFormedRequest,
+  figuresForTheReport,
   fillDisk,
   readOnlyBind,
   requestMessages,
@@ -55,7 +56,7 @@ function steadyScript(turns: number, delayMs: number, resultBytes = 0): FakeScri
   };
 }
 
-const measured: string[] = [];
+const measured = figuresForTheReport();
 
 const noOwnPostgres = whyNoOwnPostgres();
 const noMount = canMount() ? undefined : 'mounting needs root with CAP_SYS_ADMIN';
@@ -234,9 +235,3 @@ forEachBackend(
   },
   { only: 'pglite' },
 );
-
-describe('measurements', () => {
-  it('are printed for the report', () => {
-    if (measured.length > 0) process.stderr.write(`\n[faults] ${measured.join('\n[faults] ')}\n`);
-  });
-});

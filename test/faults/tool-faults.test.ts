@@ -19,6 +19,7 @@ import {
   expectConsistentSession,
   expectValidStream,
   expectWellFormedRequest,
+  figuresForTheReport,
   processesMatching,
   reapOnFinish,
   requestMessages,
@@ -39,7 +40,7 @@ const NOISE_BYTES = 100_000_000;
 const RESULT_CAP_BYTES = 32 * 1024;
 const EVENT_CAP_CHARS = 16 * 1024 + 200;
 
-const measured: string[] = [];
+const measured = figuresForTheReport();
 
 forEachBackend((backend) => {
   describe('shell faults', () => {
@@ -226,11 +227,5 @@ forEachBackend((backend) => {
       expect(stored.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(results.map((r) => r.output));
       expectWellFormedRequest(requestMessages(s.chats()[1]));
     }, SCENARIO_TIMEOUT_MS);
-  });
-});
-
-describe('measurements', () => {
-  it('are printed for the report', () => {
-    if (measured.length > 0) process.stderr.write(`\n[faults] ${measured.join('\n[faults] ')}\n`);
   });
 });
