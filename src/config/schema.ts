@@ -221,8 +221,6 @@ export type NaviConfig = z.output<typeof NaviConfigSchema>;
 export type LoopModeConfig = NaviConfig['loop_mode'];
 /** `llm` after defaults. */
 export type LlmConfig = NaviConfig['llm'];
-/** `sandbox` after defaults. */
-export type SandboxConfig = NaviConfig['sandbox'];
 /** Diversification strategy. */
 export type DiversifyStrategy = LoopModeConfig['stagnation_diversify_strategy'];
 
