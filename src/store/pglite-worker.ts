@@ -92,6 +92,8 @@ export function discardPglitePrewarm(): void {
 
 /** How long closing may take before the worker is stopped anyway (a close takes ~15 ms). */
 const CLOSE_TIMEOUT_MS = 5_000;
+/** How long stopping the worker may take before the process goes on without its 'exit'. */
+const TERMINATE_TIMEOUT_MS = 1_000;
 
 /** A message to the worker (sent with an `id`); its answer is a `Reply` with the same `id`. */
 export type Request =
@@ -217,7 +219,13 @@ export class PgliteInWorker {
       }
     } finally {
       clearTimeout(timer);
-      await this.worker.terminate();
+      // Bounded by a timer that holds the process: a worker stopped while it is still starting
+      // (PGlite loading, initdb) may never emit 'exit', and with nothing else pending Node
+      // drained the event loop and exited 0 — a failed command (an unknown profile) "succeeded".
+      let stopTimer: NodeJS.Timeout | undefined;
+      const stopped = new Promise<void>((resolve) => (stopTimer = setTimeout(resolve, TERMINATE_TIMEOUT_MS)));
+      await Promise.race([this.worker.terminate(), stopped]);
+      clearTimeout(stopTimer);
     }
   }
 
