@@ -6,7 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discardPglitePrewarm, PgliteInWorker, prewarmPglite } from '../../src/store/pglite-worker.js';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { discardPglitePrewarm, EARLY_PGLITE_KEY, PgliteInWorker, prewarmPglite } from '../../src/store/pglite-worker.js';
+import { REPO_ROOT } from '../support/cli.js';
 import { runChild, tempDir } from './support.js';
 
 let dir: string;
@@ -141,6 +144,35 @@ describe('PgliteInWorker', () => {
     const fresh = await PgliteInWorker.open(path.join(dir, 'early'), []);
     expect((await fresh.query('select 3 as three')).rows).toEqual([{ three: 3 }]);
     await fresh.close();
+  }, 60_000);
+
+  it("the worker main.cjs starts before the CLI loads is adopted once, or stopped when the store is not PGlite", async () => {
+    const startEarly = (): Worker => {
+      // What src/cli/main.cts leaves for the store (EARLY_PGLITE_KEY): the same shape as prewarmPglite's.
+      const worker = new Worker(path.join(REPO_ROOT, 'src/store/pglite-worker-thread.cjs'), {
+        workerData: { pgliteEntry: createRequire(import.meta.url).resolve('@electric-sql/pglite') },
+        execArgv: [],
+      });
+      const early = { worker, dead: false };
+      worker.on('error', () => (early.dead = true));
+      worker.on('exit', () => (early.dead = true));
+      worker.unref();
+      (globalThis as Record<string, unknown>)[EARLY_PGLITE_KEY] = early;
+      return worker;
+    };
+    const first = startEarly();
+    prewarmPglite();
+    expect(EARLY_PGLITE_KEY in globalThis).toBe(false);
+    const adopted = await PgliteInWorker.open(path.join(dir, 'adopted'), []);
+    expect((await adopted.query('select 4 as four')).rows).toEqual([{ four: 4 }]);
+    await adopted.close();
+    expect(first.threadId).toBe(-1); // it was that worker, and it is gone
+
+    const unused = startEarly();
+    const gone = new Promise((resolve) => unused.once('exit', resolve));
+    discardPglitePrewarm();
+    await gone;
+    expect(EARLY_PGLITE_KEY in globalThis).toBe(false);
   }, 60_000);
 
   it('an unused early worker does not keep the process alive', async () => {
