@@ -7,6 +7,9 @@ import { checkShellCommand } from '../shell-policy.js';
 /** Room left under the registry's cap for the omitted-bytes marker and the `[exit code N]` line. */
 const STATUS_RESERVE_BYTES = 128;
 
+/** More room under --sandbox: up to five refusal notes follow the status line (sandbox/refusals.ts). */
+const SANDBOX_NOTES_RESERVE_BYTES = 1024;
+
 /**
  * The timeout a call gets: the model may lower `tools.shell.timeout_s` (the user's setting) but
  * never raise it, so a model cannot keep a command running longer than the user allowed.
@@ -50,7 +53,10 @@ export const shellTool = defineTool({
       command: args.command,
       cwd: ctx.cwd,
       timeoutMs: timeoutS * 1000,
-      maxOutputBytes: Math.min(ctx.shell.maxOutputBytes, (ctx.outputLimitBytes ?? Infinity) - STATUS_RESERVE_BYTES),
+      maxOutputBytes: Math.min(
+        ctx.shell.maxOutputBytes,
+        (ctx.outputLimitBytes ?? Infinity) - STATUS_RESERVE_BYTES - (ctx.shell.sandbox ? SANDBOX_NOTES_RESERVE_BYTES : 0),
+      ),
       signal: ctx.signal,
       redact: ctx.redact,
       ...(ctx.shell.sandbox ? { sandbox: ctx.shell.sandbox } : {}),
