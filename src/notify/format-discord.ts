@@ -4,7 +4,7 @@
  * fields (name 256, value 1024). `allowed_mentions.parse: []` keeps an `@everyone` in a task or
  * a model's status from pinging a server.
  */
-import { clip, notifyFacts, notifyTitle, type NotifyEvent } from './notify-event.js';
+import { clip, fenced, notifyFacts, notifyTitle, type NotifyEvent } from './notify-event.js';
 
 const CONTENT_MAX = 2000;
 const TITLE_MAX = 256;
@@ -23,7 +23,7 @@ export function discordPayload(ev: NotifyEvent): Record<string, unknown> {
     fields: notifyFacts(ev).map(([name, value]) => ({ name, value: clip(value === '' ? '-' : value, FIELD_VALUE_MAX), inline: value.length <= 40 })),
     timestamp: ev.at,
   };
-  if (ev.status_block !== null && ev.status_block.trim() !== '') embed.description = `\`\`\`\n${clip(ev.status_block, DESCRIPTION_MAX - 8)}\n\`\`\``;
+  if (ev.status_block !== null && ev.status_block.trim() !== '') embed.description = fenced(ev.status_block, DESCRIPTION_MAX);
   if (ev.link !== null) embed.url = ev.link;
   return { content: clip(title, CONTENT_MAX), embeds: [embed], allowed_mentions: { parse: [] } };
 }

@@ -4,7 +4,7 @@
  * status block (mrkdwn, at most 3000 characters each), and the link. mrkdwn needs `&`, `<` and
  * `>` escaped, or task text could turn into links and mentions.
  */
-import { clip, notifyFacts, notifyTitle, type NotifyEvent } from './notify-event.js';
+import { clip, fenced, notifyFacts, notifyTitle, type NotifyEvent } from './notify-event.js';
 
 const HEADER_MAX = 150;
 const SECTION_MAX = 3000;
@@ -25,8 +25,7 @@ export function slackPayload(ev: NotifyEvent): Record<string, unknown> {
     { type: 'section', text: { type: 'mrkdwn', text: clip(facts, SECTION_MAX) } },
   ];
   if (ev.status_block !== null && ev.status_block.trim() !== '') {
-    // The fence takes 8 characters of the section's budget.
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `\`\`\`\n${clip(slackEscape(ev.status_block), SECTION_MAX - 8)}\n\`\`\`` } });
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: fenced(slackEscape(ev.status_block), SECTION_MAX) } });
   }
   if (ev.link !== null) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `<${ev.link}|Open the run in navi serve>` } });
   return { text: slackEscape(title), blocks };

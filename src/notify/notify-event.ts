@@ -96,3 +96,9 @@ export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
   return `${text.slice(0, Math.max(0, max - 1))}…`;
 }
+
+/** `text` inside a code fence (Slack, Discord), within `max` characters: a fence in the text would end it early. */
+export function fenced(text: string, max: number): string {
+  // The fence and its newlines take 8 characters of the budget.
+  return '```\n' + clip(text.replace(/```/g, "'''"), max - 8) + '\n```';
+}

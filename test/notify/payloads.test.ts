@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { discordPayload } from '../../src/notify/format-discord.js';
 import { slackEscape, slackPayload } from '../../src/notify/format-slack.js';
-import { clip, genericPayload, notifyTitle, urgencyRank, type NotifyEvent } from '../../src/notify/notify-event.js';
+import { clip, fenced, genericPayload, notifyTitle, urgencyRank, type NotifyEvent } from '../../src/notify/notify-event.js';
 
 const base: NotifyEvent = {
   kind: 'waiting',
@@ -48,6 +48,10 @@ describe('urgency and title', () => {
     [{ ...failed, kind: 'finished', outcome: 'completed', reason: 'gate_passed', exit_code: 0 }, 'navi loop finished: fix-add (completed: gate_passed, exit 0)'],
   ])('%#', (ev, title) => {
     expect(notifyTitle(ev)).toBe(title);
+  });
+  it('fenced keeps a fence in the text from ending the block, within its budget', () => {
+    expect(fenced('a ``` b', 100)).toBe("```\na ''' b\n```");
+    expect(fenced('x'.repeat(50), 20)).toHaveLength(20);
   });
   it('clip keeps short text and marks a cut', () => {
     expect(clip('abc', 3)).toBe('abc');
