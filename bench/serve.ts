@@ -97,7 +97,8 @@ async function readers(url: string, sessionId: string, n: number): Promise<{ chi
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (line !== undefined) resolve((JSON.parse(line) as { frames: number[] }).frames);
     });
-    child.once('exit', (code) => reject(new Error(`readers exited (${String(code)})`)));
+    // 'close': after stdout has been read to its end (its last line arrives before it).
+    child.once('close', (code) => reject(new Error(`readers exited (${String(code)}) before every one got the result`)));
   });
   frames.catch(() => undefined);
   await Promise.race([isReady, frames]);
@@ -112,10 +113,10 @@ async function untilIdle(url: string, id: string): Promise<void> {
 }
 
 /** One turn with `n` readers (and one stalled when n > 0); the gaps between model calls. */
-async function oneRun(ctx: ServeBenchContext, server: Server, n: number, script: FakeScript = turnScript()): Promise<{ gaps: number[]; events: number; seconds: number; frames: number[] }> {
+async function oneRun(ctx: ServeBenchContext, server: Server, n: number, script: FakeScript = turnScript(), withStalled = n > 0): Promise<{ gaps: number[]; events: number; seconds: number; frames: number[] }> {
   const id = String((await api(server.url, 'POST', '/sessions', {})).id);
   const reading = n > 0 ? await readers(server.url, id, n) : null;
-  const stalled = n > 0 ? await stalledReader(server.url, id) : null;
+  const stalled = withStalled ? await stalledReader(server.url, id) : null;
   const from = ctx.play(script);
   const t0 = performance.now();
   await api(server.url, 'POST', `/sessions/${id}/messages`, { content: 'Go through the list.' });
@@ -177,7 +178,7 @@ export async function figureServe(ctx: ServeBenchContext): Promise<void> {
       { ratio: m50 / m0, watched, alone },
     );
     // The flood: large events, so a stalled subscriber's socket buffers and queue fill.
-    await oneRun(ctx, server, 1, { turns: [{ content: 'y'.repeat(FLOOD_EVENTS * FLOOD_CHARS), chunk_size: FLOOD_CHARS, chunk_delay_ms: 1, ignores_num_predict: true }] });
+    await oneRun(ctx, server, 0, { turns: [{ content: 'y'.repeat(FLOOD_EVENTS * FLOOD_CHARS), chunk_size: FLOOD_CHARS, chunk_delay_ms: 1, ignores_num_predict: true }] }, true);
     const cut = /fell behind and was cut off/.test(server.stderr());
     ctx.row('navi serve: a subscriber that stops reading is cut off', 'cut off', cut ? 'cut off (server log)' : 'still connected', cut ? 'pass' : 'FAIL');
     ctx.row(
