@@ -24,8 +24,8 @@ const CHARS = 500;
 const GAP_RATIO = 1.2;
 const READERS = fileURLToPath(new URL('./serve-readers.js', import.meta.url));
 /** The flood that fills a stalled subscriber's buffers: large events, several times the OS's socket buffers. */
-const FLOOD_EVENTS = 3_000;
-const FLOOD_CHARS = 8_000;
+const FLOOD_EVENTS = 1_500;
+const FLOOD_CHARS = 16_000;
 
 export interface ServeBenchContext {
   rounds: number;
@@ -177,7 +177,7 @@ export async function figureServe(ctx: ServeBenchContext): Promise<void> {
       { ratio: m50 / m0, watched, alone },
     );
     // The flood: large events, so a stalled subscriber's socket buffers and queue fill.
-    await oneRun(ctx, server, 1, { turns: [{ content: 'y'.repeat(FLOOD_EVENTS * FLOOD_CHARS), chunk_size: FLOOD_CHARS, chunk_delay_ms: 1 }] });
+    await oneRun(ctx, server, 1, { turns: [{ content: 'y'.repeat(FLOOD_EVENTS * FLOOD_CHARS), chunk_size: FLOOD_CHARS, chunk_delay_ms: 1, ignores_num_predict: true }] });
     const cut = /fell behind and was cut off/.test(server.stderr());
     ctx.row('navi serve: a subscriber that stops reading is cut off', 'cut off', cut ? 'cut off (server log)' : 'still connected', cut ? 'pass' : 'FAIL');
     ctx.row(

@@ -7,8 +7,9 @@
 import { SCHEMA_VERSION, type AgentEvent, type WireEvent } from '../agent/events.js';
 import type { Subscriber } from './subscriber.js';
 
-/** Events kept for late subscribers: past this the oldest of the turn are dropped (a replay says so). */
+/** Events kept for late subscribers: past this many (or bytes) the oldest of the turn are dropped (a replay says so). */
 export const MAX_KEPT_EVENTS = 20_000;
+export const MAX_KEPT_BYTES = 16 * 1024 * 1024;
 
 /** A result event (`result` is not an AgentEvent: the server builds it from the outcome). */
 export type StreamEvent = AgentEvent | ({ type: 'result' } & Record<string, unknown>);
@@ -16,6 +17,7 @@ export type StreamEvent = AgentEvent | ({ type: 'result' } & Record<string, unkn
 export class EventStream {
   private seq = 0;
   private kept: Array<{ seq: number; frame: string }> = [];
+  private keptBytes = 0;
   private dropped = false;
   private readonly subscribers = new Set<Subscriber>();
 
@@ -42,6 +44,7 @@ export class EventStream {
   /** A new turn (or loop run) starts: what a late subscriber catches up on starts here. */
   beginTurn(): void {
     this.kept = [];
+    this.keptBytes = 0;
     this.dropped = false;
   }
 
@@ -49,8 +52,9 @@ export class EventStream {
     const wire = this.stamp(event);
     const frame = JSON.stringify(wire);
     this.kept.push({ seq: wire.seq, frame });
-    if (this.kept.length > MAX_KEPT_EVENTS) {
-      this.kept.splice(0, this.kept.length - MAX_KEPT_EVENTS);
+    this.keptBytes += frame.length;
+    while (this.kept.length > 1 && (this.kept.length > MAX_KEPT_EVENTS || this.keptBytes > MAX_KEPT_BYTES)) {
+      this.keptBytes -= this.kept.shift()?.frame.length ?? 0;
       this.dropped = true;
     }
     for (const s of this.subscribers) {
