@@ -1,5 +1,4 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { sequencerFor } from './test/support/sequencer.js';
 
 /**
  * The logic tiers: no built CLI, no database (PGlite or server) — `npm run test:unit`, seconds.
@@ -41,8 +40,5 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Scenario tests spawn the built CLI and open databases; two cores, so keep parallelism modest.
     maxWorkers: 2,
-    // Without durations from a previous run (CI after `npm ci`), the end-to-end files start first,
-    // so a long one does not start last and leave the other worker idle (test/support/file-order.ts).
-    sequence: { sequencer: sequencerFor(UNIT, NOT_UNIT) },
   },
 });
