@@ -54,7 +54,7 @@ const AGENT_COMMANDS: readonly CommandPath[] = ['run', 'loop'];
  * a command joins by adding its path to `SANDBOX_COMMANDS` (the queue and serve commands do) and
  * passing `configFlags(args)` to the config loader, which maps it to `sandbox.mode`.
  */
-export const SANDBOX_COMMANDS: readonly CommandPath[] = ['run', 'loop'];
+export const SANDBOX_COMMANDS: readonly CommandPath[] = ['run', 'loop', 'queue add', 'serve'];
 
 export const SANDBOX_FLAG: Flag = {
   name: 'sandbox',
@@ -169,7 +169,7 @@ export const FLAGS: readonly Flag[] = [
     name: 'notify',
     kind: 'string',
     requiresArg: true,
-    commands: ['loop'],
+    commands: ['loop', 'serve'],
     describe: 'POST to URL when the loop waits on you, fails or ends (repeatable; Slack/Discord webhooks get their shape; ${VAR} read when sending)',
   },
 

@@ -17,7 +17,6 @@ export const FOREIGN_FLAGS: Readonly<Record<string, readonly [from: string, inst
   'full-auto': ['codex exec', NO_PROMPTS],
   'ask-for-approval': ['codex exec', NO_PROMPTS],
   a: ['codex exec -a / gemini -a', `${NO_PROMPTS}; the model reads files with its tools when it needs them`],
-  sandbox: ['codex exec / gemini -p', 'navi confines its file tools to --cwd and its shell to tools.shell.allow/deny; run navi in a container for more'],
   yolo: ['gemini -p / codex', NO_PROMPTS],
   y: ['gemini -p', NO_PROMPTS],
   'approval-mode': ['gemini -p', NO_PROMPTS],

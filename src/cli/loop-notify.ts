@@ -20,11 +20,19 @@ export function notifyTargetsFor(
   return targets;
 }
 
-/** The loop options that notify `targets` (none without a target). */
-export async function loopNotifier(targets: readonly NotifyTargetConfig[], config: NaviConfig, env: NodeJS.ProcessEnv): Promise<Pick<LoopRunOptions, 'notifier' | 'pageUrl'>> {
+/**
+ * The loop options that notify `targets` (none without a target). `serverBase`: the address of the
+ * `navi serve` that started the loop, used when config sets no `notify_link_base`.
+ */
+export async function loopNotifier(
+  targets: readonly NotifyTargetConfig[],
+  config: NaviConfig,
+  env: NodeJS.ProcessEnv,
+  serverBase?: string,
+): Promise<Pick<LoopRunOptions, 'notifier' | 'pageUrl'>> {
   if (targets.length === 0) return {};
   const { Notifier } = await import('../notify/notifier.js');
-  const base = config.notify_link_base?.replace(/\/+$/, '');
+  const base = (config.notify_link_base ?? serverBase)?.replace(/\/+$/, '');
   return {
     notifier: new Notifier({ targets, env }),
     ...(base !== undefined ? { pageUrl: (runId: string) => `${base}/#/runs/${encodeURIComponent(runId)}` } : {}),

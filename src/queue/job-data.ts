@@ -16,6 +16,8 @@ export interface LoopOptions {
   approval?: 'none' | 'strict' | 'periodic';
   never_pause?: boolean;
   strategy?: 'combine' | 'radical' | 'reread';
+  /** `--sandbox` (src/sandbox/modes.ts): passed on every start, a resume included (it overrides the stored task's). */
+  sandbox?: 'off' | 'workspace-write' | 'read-only';
 }
 
 export interface JobData {
@@ -44,6 +46,7 @@ const VALUE_FLAGS: ReadonlyArray<[keyof LoopOptions, string]> = [
   ['decisions', '--decisions'],
   ['approval', '--approval'],
   ['strategy', '--strategy'],
+  ['sandbox', '--sandbox'],
 ];
 
 /** Flags `navi loop --resume` refuses (the run keeps its settings); a deadline stays the run's first one. */

@@ -26,6 +26,9 @@ describe('loopArgv', () => {
       'run_1',
       ['loop', '--resume', 'run_1', '--model', 'm', '--max-tokens', '5', '--decisions', '/d.jsonl', '-o', 'stream-json'],
     ],
+    ['the sandbox on a new run', { ...base, loop: { sandbox: 'workspace-write' } }, null, ['loop', 'tasks/fix.yaml', '--sandbox', 'workspace-write', '-o', 'stream-json']],
+    // --sandbox overrides the stored task's on a resume too: a resumed job is never run without it.
+    ['the sandbox on a resume', { ...base, loop: { sandbox: 'read-only' } }, 'run_1', ['loop', '--resume', 'run_1', '--sandbox', 'read-only', '-o', 'stream-json']],
   ];
   it.each(cases)('%s', (_name, data, resume, want) => {
     expect(loopArgv(data, resume)).toEqual(want);

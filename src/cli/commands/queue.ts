@@ -33,6 +33,7 @@ export interface QueueAddArgs extends GlobalArgs {
   approval?: 'none' | 'strict' | 'periodic';
   neverPause?: boolean;
   strategy?: 'combine' | 'radical' | 'reread';
+  sandbox?: 'off' | 'workspace-write' | 'read-only';
 }
 
 type Args = GlobalArgs & Record<string, unknown>;
@@ -108,6 +109,7 @@ export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
     ...(args.approval !== undefined ? { approval: args.approval } : {}),
     ...(args.neverPause === true ? { never_pause: true } : {}),
     ...(args.strategy !== undefined ? { strategy: args.strategy } : {}),
+    ...(args.sandbox !== undefined ? { sandbox: args.sandbox } : {}),
   };
   const repo = repoOf(args.repo, cwd);
   return { task: taskInRepo(task, repo, cwd), repo, ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };

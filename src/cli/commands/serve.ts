@@ -21,12 +21,15 @@ import type { Output } from '../output.js';
 import { createRuntime, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { resolveCwd } from '../setup.js';
 import { jsonLine } from '../terminal-text.js';
+import { loopNotifier, notifyTargetsFor } from '../loop-notify.js';
 import { resolveTask } from './loop.js';
 
 interface ServeArgs extends GlobalArgs {
   host?: string;
   port?: number;
   token?: string;
+  /** `--notify URL` (repeatable): added to every loop the server starts, as `navi loop --notify`. */
+  notify?: string | string[];
 }
 
 /** The token: `--token`, else NAVI_SERVE_TOKEN; empty counts as none. */
@@ -72,21 +75,27 @@ function requestOverride(req: LoopRequest): LoopOverride | undefined {
 }
 
 /** A loop run set up as `navi loop` sets one up (task, configuration, runtime, profile), on the server's store. */
-async function startLoop(args: ServeArgs, base: Runtime, output: Output, req: LoopRequest, control: LoopControl): Promise<StartedLoop> {
-  const [{ runLoop, currentOwner, DEFAULT_ITERATION_TIMEOUT_MS }, { taskLoopOverride }] = await Promise.all([import('../../loop/runner.js'), import('../../loop/task-file.js')]);
+async function startLoop(args: ServeArgs, base: Runtime, output: Output, req: LoopRequest, control: LoopControl, pageBase: string | undefined): Promise<StartedLoop> {
+  const [{ runLoop, currentOwner, DEFAULT_ITERATION_TIMEOUT_MS }, { taskLoopOverride, taskSandboxOverride }] = await Promise.all([
+    import('../../loop/runner.js'),
+    import('../../loop/task-file.js'),
+  ]);
   const task = resolveTask([req.task], base.cwd);
   if (!task.loopMode) throw new InvalidInputError('task_one_shot', `${task.name}: the task asks for one shot (${task.oneShotReason ?? 'loop_mode: false'}); use POST /sessions and a message instead`);
   const deadlineMs = req.deadline !== undefined ? parseDuration(req.deadline, 'deadline') : undefined;
   const iterationTimeoutMs = req.iteration_timeout !== undefined ? parseDuration(req.iteration_timeout, 'iteration_timeout') : DEFAULT_ITERATION_TIMEOUT_MS;
   const runArgs: ServeArgs = { ...args, ...(req.model !== undefined ? { model: req.model } : {}) };
-  const overrides = [taskLoopOverride(task), requestOverride(req)].filter((o): o is LoopOverride => o !== undefined);
+  // As `navi loop`: the task file's sandbox above the config's, `--sandbox` (serve's) above both.
+  const overrides = [taskLoopOverride(task), taskSandboxOverride(task), requestOverride(req)].filter((o): o is LoopOverride => o !== undefined);
   const cwd = task.cwd ?? base.cwd;
   const loaded = loadLoopConfig(runArgs, cwd, overrides);
+  const notifyTargets = notifyTargetsFor(loaded.config, task, args.notify, process.env);
   const rt = await createLoopRuntime(runArgs, output, { cwd, loopOverrides: overrides, loaded, store: base.store, interactive: false });
   try {
     const profileId = req.profile ?? args.profile ?? task.profile ?? rt.config.default_profile;
     resolveProfile(rt, profileId);
     const started = Date.now();
+    const notify = await loopNotifier(notifyTargets, rt.config, process.env, pageBase);
     const deadline = deadlineMs ?? task.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined);
     const events = runLoop(
       {
@@ -101,6 +110,7 @@ async function startLoop(args: ServeArgs, base: Runtime, output: Output, req: Lo
         turn: turnBase(rt, control.signal, { loop: true }),
         signal: control.signal,
         onOpen: ({ runId, sessionId }) => control.onOpen({ runId, sessionId }),
+        ...notify,
       },
       { agent: rt.agent, store: await rt.store },
     );
@@ -129,9 +139,12 @@ export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): 
       checkProfile: (id) => void resolveProfile(rt, id),
       runTurn: (req) =>
         rt.agent.runStream({ ...turnBase(rt, req.signal), model: req.model, sessionId: req.sessionId, newSession: req.newSession, message: req.message, profileId: req.profileId }),
-      startLoop: (req, control) => startLoop(args, rt, output, req, control),
+      startLoop: (req, control) => startLoop(args, rt, output, req, control, page.base),
       log: (m) => output.diagnostic(`navi serve: ${m}`),
     };
+    // Notifications of the loops it starts link to this server's page (config notify_link_base wins:
+    // the address users reach may not be the one it listens on).
+    const page: { base?: string } = {};
     const pollMs = Number(env.NAVI_SERVE_POLL_MS);
     const { startServer } = await import('../../serve/server.js');
     let server;
@@ -143,6 +156,7 @@ export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): 
       if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new InvalidInputError('host_invalid', `--host ${host}: not an address of this machine`);
       throw err;
     }
+    page.base = server.url.replace(/\/+$/, '');
     // One line: where to connect (never the token).
     if (output.mode === 'text') process.stderr.write(`navi serve: listening on ${server.url}${token !== null ? ' (bearer token required)' : ''}\n`);
     else process.stdout.write(`${jsonLine({ type: 'serve_listening', url: server.url, host, port: server.port, token_required: token !== null, store: store.backend })}\n`);
