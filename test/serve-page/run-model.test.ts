@@ -24,7 +24,7 @@ function loopStarted(extra: Record<string, unknown> = {}): Ev {
     task_name: 'fix-add', task: 'Fix <b>add</b>', source: 'task.yaml', resumed: false, start_iteration: 1, max_iterations: 5,
     stagnation_threshold: 3, exit_requires_explicit_signal: true, iteration_approval: 'strict', periodic_interval: 3,
     never_pause_on_stagnation: false, stagnation_diversify_strategy: 'combine', decisions: 'headless', checks: ['tests'],
-    max_tokens: 10_000, deadline_at: '2026-12-03T11:00:00.000Z', iteration_timeout_s: 1800, git_repo: true, ...extra,
+    max_tokens: 10_000, deadline_at: '2026-12-03T11:00:00.000Z', iteration_timeout_s: 1800, git_repo: true, sandbox: 'off', sandbox_network: false, ...extra,
   });
 }
 
