@@ -5,7 +5,8 @@
  * event, a `result` and the SPEC §4 exit code.
  */
 import { Agent, unknownProfileTools, type TurnOptions } from '../agent/agent.js';
-import { describeError, EXIT, InvalidInputError, isNaviError, type ExitStatus } from '../errors.js';
+import { failureOf, failureResult } from '../agent/result-event.js';
+import { EXIT, InvalidInputError, isNaviError } from '../errors.js';
 import type { NaviConfig } from '../config/schema.js';
 import { outageRetryMs } from '../config/outage-retry.js';
 import { createOllamaClient } from '../llm/ollama-client.js';
@@ -244,22 +245,10 @@ export function turnBase(rt: Runtime, signal: AbortSignal, mode: { loop?: boolea
 
 /** Any failure as an `error` event (stream-json), a `result`, and its exit code. */
 export async function reportFailure(output: Output, err: unknown, ctx: { interrupted: boolean; started: number; sessionId: string; runId?: string }): Promise<number> {
-  const interrupted = ctx.interrupted && !isNaviError(err);
-  const status: ExitStatus = interrupted ? 'interrupted' : isNaviError(err) ? err.status : 'error';
-  const code = interrupted ? 'interrupted' : isNaviError(err) ? err.code : 'unexpected_error';
-  const message = isNaviError(err) ? err.message : interrupted ? 'interrupted' : `unexpected error: ${describeError(err)}`;
+  const failure = failureOf(err, ctx.interrupted);
   if (!isNaviError(err) && process.env.NAVI_DEBUG && err instanceof Error) process.stderr.write(`${err.stack ?? ''}\n`);
   output.setSession(ctx.sessionId, ctx.runId);
-  if (output.mode === 'stream-json') output.event({ type: 'error', code, message });
-  await output.result({
-    status,
-    reason: code,
-    exit_code: EXIT[status],
-    result: '',
-    num_turns: 0,
-    usage: { prompt_tokens: 0, completion_tokens: 0 },
-    duration_ms: Date.now() - ctx.started,
-    errors: [message],
-  });
-  return EXIT[status];
+  if (output.mode === 'stream-json') output.event({ type: 'error', code: failure.code, message: failure.message });
+  await output.result(failureResult(failure, ctx.started));
+  return EXIT[failure.status];
 }

@@ -10,14 +10,14 @@ import { hostname } from 'node:os';
 import { parseDuration, tryParseDuration } from '../../config/duration.js';
 import type { LoopOverride } from '../../config/load.js';
 import type { NotifyTargetConfig } from '../../config/notify-schema.js';
-import { describeError, EXIT, InvalidInputError, isNaviError, printable, type ExitStatus } from '../../errors.js';
+import { describeError, InvalidInputError, isNaviError, printable } from '../../errors.js';
 import { headlessDecisions, type DecisionSource } from '../../loop/decisions.js';
 import { LOOP_ENV } from '../../loop/nesting.js';
 import { pidAlive } from '../../loop/ownership.js';
 import { planResume } from '../../loop/resume.js';
 import { runConfigOf, runTaskOf } from '../../loop/run-state.js';
 import { currentOwner, DEFAULT_ITERATION_TIMEOUT_MS, runLoop, type LoopOutcome, type LoopRunOptions } from '../../loop/runner.js';
-import { LOOP_EXIT_STATUS } from '../../loop/runner-types.js';
+import { loopResult } from '../../loop/result-event.js';
 import { loadTaskFile, promptOnlyTask, taskLoopOverride, taskSandboxOverride, type Task } from '../../loop/task-file.js';
 import { loopNotifier, notifyTargetsFor } from '../loop-notify.js';
 import type { Store } from '../../store/types.js';
@@ -62,8 +62,6 @@ export interface LoopEntry {
   /** Said on stderr and in a `warning` event. */
   autoEntered?: string;
 }
-
-const STATUS: Readonly<Record<LoopOutcome['status'], ExitStatus>> = LOOP_EXIT_STATUS;
 
 function positiveInt(value: number | undefined, flag: string): void {
   if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
@@ -305,26 +303,13 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       }
     }
     settle(runtime.exchanges);
-    const status = STATUS[outcome.status];
     const errors = outcome.message === null ? [] : [outcome.message];
     if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
     if (outcome.status === 'aborted' && outcome.reason !== 'user_aborted') errors.push(`continue it with a clarification: navi loop --resume ${outcome.runId} --clarify "what the model missed"`);
-    await output.result({
-      status,
-      reason: outcome.reason,
-      exit_code: EXIT[status],
-      result: outcome.finalText,
-      run_id: outcome.runId,
-      iterations: outcome.iterations,
-      num_turns: outcome.modelCalls,
-      usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
-      duration_ms: Date.now() - started,
-      ...(outcome.indicators !== null ? { indicators: outcome.indicators } : {}),
-      ...(outcome.stateHash !== null ? { state_hash: outcome.stateHash } : {}),
-      errors,
-    });
-    await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: EXIT[status] });
-    return EXIT[status];
+    const result = loopResult(outcome, started, errors);
+    await output.result(result);
+    await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: result.exit_code });
+    return result.exit_code;
     },
   );
 }

@@ -9,7 +9,8 @@ import { resolve } from 'node:path';
 import { toolsForProfile } from '../../agent/agent.js';
 import type { AgentEvent, StopReason } from '../../agent/events.js';
 import type { TurnOutcome } from '../../agent/agent.js';
-import { describeError, EXIT, InvalidInputError, type ExitStatus } from '../../errors.js';
+import { TURN_EXIT_STATUS, turnResult } from '../../agent/result-event.js';
+import { describeError, EXIT, InvalidInputError } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
 import { timeoutMs, type AgentFlagArgs } from '../agent-flags.js';
 import { withAgentCommand } from '../command-lifecycle.js';
@@ -92,16 +93,6 @@ export async function resolvePrompt(args: RunArgs, cwd: string, warn: (message: 
   return prompt;
 }
 
-const OUTCOMES: Record<StopReason, ExitStatus> = {
-  completed: 'success',
-  max_iterations: 'incomplete',
-  interrupted: 'interrupted',
-  context_too_large: 'error',
-  // The answer is there but cut off: not a clean success (SPEC §13), and not a crash.
-  truncated: 'incomplete',
-  model_error: 'error',
-};
-
 function outcomeMessage(reason: StopReason, iterations: number, sessionId: string, error: string | undefined): string | null {
   switch (reason) {
     case 'truncated':
@@ -121,17 +112,13 @@ function outcomeMessage(reason: StopReason, iterations: number, sessionId: strin
 
 /** The result of a run stopped by `--timeout`: budget exhausted (exit 5), resumable with --session. */
 async function timedOut(output: Output, outcome: TurnOutcome, ctx: { started: number; sessionId: string; limit: string }): Promise<number> {
-  await output.result({
-    status: 'budget_exhausted',
-    reason: 'timeout',
-    exit_code: EXIT.budget_exhausted,
-    result: outcome.text,
-    num_turns: outcome.modelCalls,
-    iterations: outcome.iterations,
-    usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
-    duration_ms: Date.now() - ctx.started,
-    errors: [`stopped at --timeout ${ctx.limit}; everything so far is saved in session ${ctx.sessionId}; continue with: navi run --session ${ctx.sessionId} "continue"`],
-  });
+  await output.result(
+    turnResult(outcome, ctx.started, {
+      status: 'budget_exhausted',
+      reason: 'timeout',
+      errors: [`stopped at --timeout ${ctx.limit}; everything so far is saved in session ${ctx.sessionId}; continue with: navi run --session ${ctx.sessionId} "continue"`],
+    }),
+  );
   return EXIT.budget_exhausted;
 }
 
@@ -268,20 +255,16 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       }
       const unwritten = args.outputLastMessage !== undefined ? writeLastMessage(args.outputLastMessage, cwd, outcome.text) : null;
       // The answer is there, but a script waiting for the file would not find it: not a success.
-      const status = unwritten !== null && OUTCOMES[outcome.stopReason] === 'success' ? 'error' : OUTCOMES[outcome.stopReason];
+      const status = unwritten !== null && TURN_EXIT_STATUS[outcome.stopReason] === 'success' ? 'error' : TURN_EXIT_STATUS[outcome.stopReason];
       const message = unwritten ?? outcomeMessage(outcome.stopReason, outcome.iterations, sessionId, outcome.error);
-      await output.result({
-        status,
-        reason: outcome.schemaErrors !== undefined ? 'output_schema_mismatch' : outcome.stopReason,
-        exit_code: EXIT[status],
-        result: outcome.text,
-        num_turns: outcome.modelCalls,
-        iterations: outcome.iterations,
-        usage: { prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens },
-        duration_ms: Date.now() - started,
-        errors: message === null ? [] : [message],
-        ...(outcome.structured !== undefined ? { structured: outcome.structured } : {}),
-      });
+      await output.result(
+        turnResult(outcome, started, {
+          status,
+          reason: outcome.schemaErrors !== undefined ? 'output_schema_mismatch' : outcome.stopReason,
+          errors: message === null ? [] : [message],
+          ...(outcome.structured !== undefined ? { structured: outcome.structured } : {}),
+        }),
+      );
       return EXIT[status];
     },
   );
