@@ -117,7 +117,7 @@ forEachBackend((backend) => {
       const run = await s.navi(['doctor']);
       expect(run.code, describeRun(run)).toBe(0);
       const checks = run.lines.filter((l) => /^[✓✗] /.test(l));
-      expect(checks.map((l) => l.split(/\s+/)[1])).toEqual(['config', 'profiles', 'database', 'mcp', 'ollama', 'model', 'runner']);
+      expect(checks.map((l) => l.split(/\s+/)[1])).toEqual(['config', 'profiles', 'database', 'mcp', 'sandbox', 'ollama', 'model', 'runner']);
       expect(checks.every((l) => l.startsWith('✓'))).toBe(true);
       expect(run.stdout).toContain(`${backend.kind === 'pglite' ? 'pglite' : 'postgres'} at`);
       expect(run.stdout).toMatch(/qwen3:8b is pulled, context length 40960/);
