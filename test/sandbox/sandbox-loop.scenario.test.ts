@@ -40,6 +40,21 @@ forEachBackend(
         },
         LONG_SCENARIO_TIMEOUT_MS,
       );
+
+      it(
+        'a resumed run keeps the sandbox --sandbox set (never a silent run without it)',
+        async () => {
+          const s = await scenario(backend, script(lookIteration()));
+          loopRepo(s.cwd, { loop: '{ max_iterations: 1 }' });
+          const first = await s.navi(['loop', 'task.yaml', '--sandbox', 'read-only', '-o', 'json']);
+          expect(first.code, describeRun(first)).toBe(3);
+          const runId = String((JSON.parse(first.stdout) as Record<string, unknown>).run_id);
+          s.fake.setScript(script(lookIteration()));
+          const resumed = await s.navi(['loop', '--resume', runId, '--extend', '1', '-o', 'stream-json']);
+          expect(eventsOf(expectLoopStream(resumed), 'loop_started')[0]).toMatchObject({ resumed: true, sandbox: 'read-only' });
+        },
+        LONG_SCENARIO_TIMEOUT_MS,
+      );
     });
   },
   { only: 'pglite' },

@@ -20,6 +20,7 @@ import { currentOwner, DEFAULT_ITERATION_TIMEOUT_MS, runLoop, type LoopOutcome, 
 import { loopResult } from '../../loop/result-event.js';
 import { loadTaskFile, promptOnlyTask, taskLoopOverride, taskSandboxOverride, type Task } from '../../loop/task-file.js';
 import { loopNotifier, notifyTargetsFor } from '../loop-notify.js';
+import type { NaviConfig } from '../../config/schema.js';
 import type { Store } from '../../store/types.js';
 import type { GlobalArgs } from '../global-args.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
@@ -61,6 +62,15 @@ export interface LoopEntry {
   prompt?: string;
   /** Said on stderr and in a `warning` event. */
   autoEntered?: string;
+}
+
+/**
+ * The task as the run stores it: with the sandbox it runs in, so that `--resume` runs there too
+ * (a sandbox from `--sandbox` or the config is not in the task file). `--sandbox` on the resume
+ * still overrides it.
+ */
+function withEffectiveSandbox(t: Task, sandbox: NaviConfig['sandbox']): Task {
+  return sandbox.mode === 'off' ? t : { ...t, sandbox: { ...sandbox } };
 }
 
 function positiveInt(value: number | undefined, flag: string): void {
@@ -257,7 +267,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
           ? parseDuration(args.deadline, '--deadline')
           : (t.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined));
       opts = {
-        task: t,
+        task: withEffectiveSandbox(t, rt.config.sandbox),
         loop,
         profileId,
         maxTokens: args.maxTokens ?? t.maxTokens ?? rt.config.budget.max_tokens ?? null,
