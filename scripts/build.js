@@ -109,6 +109,38 @@ const englishZodLocalesOnly = {
 };
 
 /**
+ * `string-width` (yargs, cliui and ora measure text with it) builds four Unicode-property regular
+ * expressions and an `Intl.Segmenter` when its module loads: ~30 ms of every start that loads
+ * yargs, for text — help, tables, spinner frames — that is almost always printable ASCII. In the
+ * bundle every import of it gets this wrapper: printable ASCII is one column a character, which
+ * is what string-width answers for it whatever the options; anything else loads the real module
+ * (the version that importer resolves) on first use and asks it.
+ */
+const ASCII_WIDTH_REAL = Symbol('the real string-width');
+/** @type {import('esbuild').Plugin} */
+const asciiWidthFirst = {
+  name: 'ascii-width-first',
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, async ({ importer, resolveDir, kind, namespace, pluginData }) => {
+      if (namespace === 'ascii-width-first' || pluginData === ASCII_WIDTH_REAL) return undefined;
+      const real = await b.resolve('string-width', { importer, resolveDir, kind, namespace: 'file', pluginData: ASCII_WIDTH_REAL });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'ascii-width-first' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'ascii-width-first' }, ({ path: real }) => ({
+      contents: `let real;
+export default function stringWidth(text, options) {
+  if (typeof text === "string" && /^[\\x20-\\x7e]*$/.test(text)) return text.length;
+  real ??= require(${JSON.stringify(real)}).default;
+  return real(text, options);
+}`,
+      loader: 'js',
+      resolveDir: path.dirname(real),
+    }));
+  },
+};
+
+/**
  * drizzle-orm's pglite driver imports `@electric-sql/pglite` for four type OIDs and to construct
  * a client when given none. navi always hands it a client (the worker's, src/store/open.ts), so
  * in the run bundle that import is this small module: loading PGlite's 500 KB of JavaScript on
@@ -209,7 +241,7 @@ const runEntry = await build({
   sourcemap: 'linked',
   sourcesContent: false,
   metafile: true,
-  plugins: [englishZodLocalesOnly, pgliteTypesOnly, sourceUrls],
+  plugins: [englishZodLocalesOnly, pgliteTypesOnly, asciiWidthFirst, sourceUrls],
 });
 if (process.env.NAVI_BUILD_META) fs.writeFileSync(process.env.NAVI_BUILD_META, JSON.stringify(runEntry.metafile));
 const runEntryOut = runEntry.outputFiles?.find((f) => f.path.endsWith('.cjs'));
@@ -243,7 +275,7 @@ const result = await build({
   sourcemap: 'linked',
   sourcesContent: false,
   metafile: true,
-  plugins: [englishZodLocalesOnly, pgliteTypesOnly, sourceUrls],
+  plugins: [englishZodLocalesOnly, pgliteTypesOnly, asciiWidthFirst, sourceUrls],
 });
 
 // The worker thread's code (see the header): a CommonJS script of its own, run by new Worker(path).
