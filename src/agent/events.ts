@@ -6,9 +6,9 @@
  */
 import { z } from 'zod';
 import { SANDBOX_MODES } from '../sandbox/modes.js';
+import { SCHEMA_VERSION } from './schema-version.js';
 
-/** Bumped only on a breaking change to an existing event's fields. */
-export const SCHEMA_VERSION = 1;
+export { SCHEMA_VERSION };
 
 const todoItem = z.strictObject({
   id: z.number().int().describe('1-based position in the list'),

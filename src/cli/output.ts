@@ -6,7 +6,7 @@
  */
 import { writeSync } from 'node:fs';
 import type { AgentEvent, EventPayload, WireEvent } from '../agent/events.js';
-import { SCHEMA_VERSION } from '../agent/events.js';
+import { SCHEMA_VERSION } from '../agent/schema-version.js';
 import { EXIT } from '../errors.js';
 import { isLoopEvent, loopEventText, type LoopTextOptions } from './loop-text.js';
 import { createProgress, type Progress } from './spinner.js';

@@ -4,7 +4,8 @@
  * goes to every subscriber in order, and the events of the current turn are kept so a late
  * subscriber first gets what it missed (from a `seq` it names), then the live ones.
  */
-import { SCHEMA_VERSION, type AgentEvent, type WireEvent } from '../agent/events.js';
+import type { AgentEvent, WireEvent } from '../agent/events.js';
+import { SCHEMA_VERSION } from '../agent/schema-version.js';
 import type { Subscriber } from './subscriber.js';
 
 /** Events kept for late subscribers: past this many (or bytes) the oldest of the turn are dropped (a replay says so). */
