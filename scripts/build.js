@@ -255,8 +255,27 @@ const bin = await build({
   entryPoints: [path.join(SRC, 'cli/main.cts')],
   outfile: path.join(DIST, 'cli/main.cjs'),
   format: 'cjs',
-  define: { NAVI_RUN_ENTRY_HASH: JSON.stringify(createHash('sha256').update(runEntryCode.contents).digest('hex').slice(0, 16)) },
+  define: {
+    NAVI_RUN_ENTRY_HASH: JSON.stringify(createHash('sha256').update(runEntryCode.contents).digest('hex').slice(0, 16)),
+    NAVI_COMMANDS: JSON.stringify(commandWords()),
+  },
 });
+
+/**
+ * The top-level command words (`COMMANDS` in src/cli/shorthand.ts), for the bin, which is not
+ * bundled: with global flags first (`navi --ollama-host URL loop …`) it finds the command word
+ * and loads the full CLI at once instead of the run path first.
+ * @returns {string[]}
+ */
+function commandWords() {
+  const file = path.join(SRC, 'cli/shorthand.ts');
+  const m = /^export const COMMANDS = (\[[^\]]*\]) as const;$/m.exec(fs.readFileSync(file, 'utf8'));
+  if (!m?.[1]) throw new Error(`build: no \`export const COMMANDS = [...] as const;\` line in ${file}`);
+  /** @type {unknown} */
+  const words = JSON.parse(m[1].replace(/'/g, '"'));
+  if (!Array.isArray(words) || !words.includes('run') || !words.every((w) => typeof w === 'string')) throw new Error(`build: COMMANDS in ${file} is not a list of words with 'run'`);
+  return words;
+}
 
 const result = await build({
   ...common,

@@ -24,6 +24,8 @@ import type Crypto = require('node:crypto');
 
 /** The first 16 hex digits of run-entry.cjs's SHA-256, set by scripts/build.js. */
 declare const NAVI_RUN_ENTRY_HASH: string;
+/** The top-level command words (`COMMANDS`, src/cli/shorthand.ts), set by scripts/build.js. */
+declare const NAVI_COMMANDS: readonly string[];
 
 /** When the young generation stops growing: after start-up, early in a long run. */
 const YOUNG_GENERATION_FREEZE_MS = 500;
@@ -83,14 +85,18 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
  * Whether the arguments may be a `navi run` the run entry answers: `run …`, a prompt
  * (`navi "list the files"`), or flags first. A bare word is a command name (or a one-word
  * prompt, which the full CLI runs as well): it goes straight to the full CLI, without loading
- * the run path first.
+ * the run path first. So do flags followed by another command's word (`navi --ollama-host URL
+ * loop …`, as scripts write global flags); a flag value that happens to be a command word only
+ * costs speed, as the full CLI parses every invocation the same way.
  */
 function mayBeRun(argv: readonly string[]): boolean {
   const first = argv[0];
   if (first === undefined) return false;
   if (first === 'run') return true;
   if (first === '--help' || first === '-h') return false;
-  return !/^[a-z][a-z-]*$/.test(first);
+  if (/^[a-z][a-z-]*$/.test(first)) return false;
+  const command = argv.find((a) => NAVI_COMMANDS.includes(a));
+  return command === undefined || command === 'run';
 }
 
 function cannotLoad(err: unknown): never {
