@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { discardPglitePrewarm, EARLY_PGLITE_KEY, PgliteInWorker, prewarmPglite } from '../../src/store/pglite-worker.js';
+import { unpackTemplate } from '../../src/store/pgdata-template.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { runChild, tempDir } from './support.js';
 
@@ -18,7 +19,7 @@ let db: PgliteInWorker;
 /**
  * A database directory named `name`, copied from one made once: creating a database (initdb)
  * takes seconds, opening an existing one a fraction of that, and no test here is about creating
- * one (the template itself is a fresh directory opened through the worker).
+ * one (the build creates one through this worker: scripts/build.js).
  */
 function copyOfTemplate(name: string): string {
   const to = path.join(dir, name);
@@ -28,8 +29,13 @@ function copyOfTemplate(name: string): string {
 
 beforeAll(async () => {
   dir = tempDir('pglite-worker');
-  const template = await PgliteInWorker.open(path.join(dir, 'template'), []);
-  await template.close();
+  // The template navi unpacks into a new data directory (dist/, made by the build); without
+  // one, PGlite's initdb.
+  fs.mkdirSync(path.join(dir, 'template'));
+  if (!(await unpackTemplate(path.join(dir, 'template')))) {
+    const template = await PgliteInWorker.open(path.join(dir, 'template'), []);
+    await template.close();
+  }
   db = await PgliteInWorker.open(copyOfTemplate('db'), []);
   await db.exec('create table t (id int primary key, at timestamptz not null default now(), doc jsonb)');
 }, 60_000);
