@@ -131,14 +131,21 @@ export class PgliteInWorker {
   private exited: Error | null = null;
   closed = false;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly closeTimeoutMs: number,
+  ) {
     worker.on('message', (reply: Reply) => this.settle(reply));
     worker.on('error', (err) => this.fail(err));
     worker.on('exit', (code) => this.fail(new Error(`the database worker stopped (exit code ${code})`)));
   }
 
-  /** Starts the worker and opens `dataDir` in it; rejects with PGlite's own error when that fails. */
-  static async open(dataDir: string, startParams: string[]): Promise<PgliteInWorker> {
+  /**
+   * Starts the worker and opens `dataDir` in it; rejects with PGlite's own error when that fails.
+   * `closeTimeoutMs`: how long `close` waits for the database to close before stopping the worker
+   * (navi keeps the default; a test of the stuck close need not wait 5 s for it).
+   */
+  static async open(dataDir: string, startParams: string[], { closeTimeoutMs = CLOSE_TIMEOUT_MS }: { closeTimeoutMs?: number } = {}): Promise<PgliteInWorker> {
     const early = prewarmed ?? takeEarlyWorker();
     prewarmed = null;
     let worker: Worker;
@@ -149,7 +156,7 @@ export class PgliteInWorker {
     } else {
       worker = startWorker({ pgliteEntry: pgliteEntry(), dataDir, startParams });
     }
-    const client = new PgliteInWorker(worker);
+    const client = new PgliteInWorker(worker, closeTimeoutMs);
     try {
       await new Promise((resolve, reject) => client.pending.set(0, { resolve, reject }));
     } catch (err) {
@@ -214,7 +221,7 @@ export class PgliteInWorker {
     let timer: NodeJS.Timeout | undefined;
     try {
       if (this.exited === null) {
-        const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS)));
+        const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.closeTimeoutMs)));
         await Promise.race([this.send({ op: 'close' }), bounded]);
       }
     } finally {

@@ -8,7 +8,7 @@
  * registry). The process runs as root here, which may write to a read-only directory anyway: the
  * test also compares the package's files before and after.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -53,10 +53,16 @@ function run(args: string[], cacheHome: string | undefined): Promise<{ code: num
     NAVI_DATA_DIR: path.join(tmp, 'data'),
   };
   if (cacheHome !== undefined) env.XDG_CACHE_HOME = cacheHome;
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: path.join(tmp, 'work'), env, timeout: RUN_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
-    });
+  // stdin is /dev/null, as runNavi gives it: a pipe nobody closes would make every run wait out
+  // the stdin grace (5 s) before it starts.
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: path.join(tmp, 'work'), env, timeout: RUN_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

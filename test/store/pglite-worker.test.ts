@@ -9,15 +9,34 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { discardPglitePrewarm, EARLY_PGLITE_KEY, PgliteInWorker, prewarmPglite } from '../../src/store/pglite-worker.js';
+import { unpackTemplate } from '../../src/store/pgdata-template.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { runChild, tempDir } from './support.js';
 
 let dir: string;
 let db: PgliteInWorker;
 
+/**
+ * A database directory named `name`, copied from one made once: creating a database (initdb)
+ * takes seconds, opening an existing one a fraction of that, and no test here is about creating
+ * one (the build creates one through this worker: scripts/build.js).
+ */
+function copyOfTemplate(name: string): string {
+  const to = path.join(dir, name);
+  fs.cpSync(path.join(dir, 'template'), to, { recursive: true });
+  return to;
+}
+
 beforeAll(async () => {
   dir = tempDir('pglite-worker');
-  db = await PgliteInWorker.open(path.join(dir, 'db'), []);
+  // The template navi unpacks into a new data directory (dist/, made by the build); without
+  // one, PGlite's initdb.
+  fs.mkdirSync(path.join(dir, 'template'));
+  if (!(await unpackTemplate(path.join(dir, 'template')))) {
+    const template = await PgliteInWorker.open(path.join(dir, 'template'), []);
+    await template.close();
+  }
+  db = await PgliteInWorker.open(copyOfTemplate('db'), []);
   await db.exec('create table t (id int primary key, at timestamptz not null default now(), doc jsonb)');
 }, 60_000);
 
@@ -103,7 +122,7 @@ describe('PgliteInWorker', () => {
   it('an idle worker does not keep the process alive; a closed one refuses statements', async () => {
     const child = await runChild(`
       import { PgliteInWorker } from './src/store/pglite-worker.ts';
-      const db = await PgliteInWorker.open(${JSON.stringify(path.join(dir, 'other'))}, []);
+      const db = await PgliteInWorker.open(${JSON.stringify(copyOfTemplate('other'))}, []);
       console.log(JSON.stringify((await db.query('select 41 + 1 as n')).rows));
       // no close: the process must still end by itself
     `);
@@ -117,7 +136,8 @@ describe('PgliteInWorker', () => {
   }, 60_000);
 
   it('close does not wait for a transaction nobody finishes', async () => {
-    const other = await PgliteInWorker.open(path.join(dir, 'stuck'), []);
+    // The bound on close shortened from 5 s: what is tested is that close returns at all.
+    const other = await PgliteInWorker.open(copyOfTemplate('stuck'), [], { closeTimeoutMs: 100 });
     let inside!: () => void;
     const entered = new Promise<void>((resolve) => (inside = resolve));
     const abandoned = other.transaction(async () => {
@@ -126,8 +146,8 @@ describe('PgliteInWorker', () => {
     });
     abandoned.catch(() => undefined);
     await entered;
-    // The transaction never settles: close returning at all (~5 s) is the point; the test's
-    // timeout is the hang guard.
+    // The transaction never settles: close returning at all (after its bound) is the point; the
+    // test's timeout is the hang guard.
     await other.close();
     await expect(other.query('select 1')).rejects.toThrow(/database worker stopped/);
   }, 60_000);
@@ -135,7 +155,7 @@ describe('PgliteInWorker', () => {
   it('a worker started ahead of time opens the directory named later; a discarded one is gone', async () => {
     prewarmPglite();
     prewarmPglite(); // once is enough
-    const early = await PgliteInWorker.open(path.join(dir, 'early'), []);
+    const early = await PgliteInWorker.open(copyOfTemplate('early'), []);
     expect((await early.query('select 2 as two')).rows).toEqual([{ two: 2 }]);
     await early.close();
 
@@ -163,7 +183,7 @@ describe('PgliteInWorker', () => {
     const first = startEarly();
     prewarmPglite();
     expect(EARLY_PGLITE_KEY in globalThis).toBe(false);
-    const adopted = await PgliteInWorker.open(path.join(dir, 'adopted'), []);
+    const adopted = await PgliteInWorker.open(copyOfTemplate('adopted'), []);
     expect((await adopted.query('select 4 as four')).rows).toEqual([{ four: 4 }]);
     await adopted.close();
     expect(first.threadId).toBe(-1); // it was that worker, and it is gone
