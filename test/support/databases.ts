@@ -10,7 +10,8 @@
  *    and the PGlite version, copied with `cp`;
  *  - PostgreSQL: a database `navi_scn_tpl_<key>` on DATABASE_URL's server (the key: the migrations
  *    and what else `db migrate` creates there, pg-boss's schema), copied with
- *    `CREATE DATABASE … TEMPLATE`. Nothing connects to it but those copies.
+ *    `CREATE DATABASE … TEMPLATE`. It refuses connections (`allow_connections false`): a copy
+ *    fails while anyone is connected to it.
  * Both are made race-safely: each creator builds its own under a temporary name and renames it
  * into place last (so no one copies a half-migrated template); a creator that finds the name
  * taken drops its own and uses the winner's. Builds left by a crashed run (after an hour) and
@@ -291,7 +292,9 @@ async function postgresTemplate(sql: postgres.Sql, adminUrl: string): Promise<st
   try {
     await sql.unsafe(`comment on database "${building}" is '${BUILD_COMMENT}${new Date().toISOString()}'`);
     await migrateWithCli({ DATABASE_URL: databaseUrl(adminUrl, building) });
-    // The migrating CLI's session may take a moment to end after it exits.
+    // No session may connect to the template (a copy fails while one is connected); the
+    // migrating CLI's session may take a moment to end after it exits.
+    await sql.unsafe(`alter database "${building}" with allow_connections false`);
     await whileInUse(`renaming the template ${building}`, () => sql.unsafe(`alter database "${building}" rename to "${name}"`));
   } catch (err) {
     // Another creator renamed theirs first: use it (ours is dropped below).
