@@ -3,13 +3,19 @@
  * scenario once per backend: PGlite always, PostgreSQL when DATABASE_URL is set (CI sets it).
  * Every `fresh()` database is migrated and empty, and removed after the test file.
  *
- * Migrating a fresh database costs seconds on PGlite, so each test copies a migrated template:
- *  - PGlite: a data directory migrated once by the built CLI (`navi db migrate`) and cached in
- *    the OS temp directory under a key made of the migrations and the PGlite version, so it is
- *    shared by parallel test files and later runs (no global setup: runs that do not include the
- *    scenario tests pay nothing);
- *  - PostgreSQL: a database migrated the same way once per test file, copied with
- *    `CREATE DATABASE … TEMPLATE`.
+ * Migrating a fresh database costs seconds, so each test copies a migrated template, made once by
+ * the built CLI (`navi db migrate`) for the current migrations and shared by parallel test files
+ * and later runs (no global setup: runs that do not include the scenario tests pay nothing):
+ *  - PGlite: a data directory cached in the OS temp directory under a key made of the migrations
+ *    and the PGlite version, copied with `cp`;
+ *  - PostgreSQL: a database `navi_scn_tpl_<key>` on DATABASE_URL's server (the key: the migrations
+ *    and what else `db migrate` creates there, pg-boss's schema), copied with
+ *    `CREATE DATABASE … TEMPLATE`. It refuses connections (`allow_connections false`): a copy
+ *    fails while anyone is connected to it.
+ * Both are made race-safely: each creator builds its own under a temporary name and renames it
+ * into place last (so no one copies a half-migrated template); a creator that finds the name
+ * taken drops its own and uses the winner's. Builds left by a crashed run (after an hour) and
+ * templates of other migrations unused for a day are dropped.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -90,8 +96,12 @@ function migrateWithCli(env: Record<string, string>): Promise<void> {
   });
 }
 
-/** Hash of everything that decides a migrated database's files: the migrations and PGlite. */
-function templateKey(): string {
+/**
+ * Hash of everything that decides a migrated database's contents: the migrations, plus the
+ * contents of `extra` (files under REPO_ROOT: the PGlite version, or what else `db migrate`
+ * creates on PostgreSQL).
+ */
+function templateKey(extra: readonly string[]): string {
   const hash = createHash('sha256');
   const walk = (dir: string): void => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -101,9 +111,12 @@ function templateKey(): string {
     }
   };
   walk(path.join(REPO_ROOT, 'drizzle'));
-  hash.update(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json')));
+  for (const file of extra) hash.update(fs.readFileSync(path.join(REPO_ROOT, file)));
   return hash.digest('hex').slice(0, 16);
 }
+
+/** What decides a PGlite template besides the migrations. */
+const PGLITE_TEMPLATE_INPUTS = ['node_modules/@electric-sql/pglite/package.json'];
 
 /** Templates made for other migrations are removed when older than this (another checkout may still use a newer one). */
 const TEMPLATE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
@@ -132,7 +145,7 @@ function pgliteTemplate(): Promise<string> {
     const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
     const cache = path.join(os.tmpdir(), `navi-scn-templates-${uid}`);
     fs.mkdirSync(cache, { recursive: true, mode: 0o700 });
-    const final = path.join(cache, templateKey());
+    const final = path.join(cache, templateKey(PGLITE_TEMPLATE_INPUTS));
     const dataDir = path.join(final, 'pgdata');
     if (fs.existsSync(dataDir)) return dataDir;
     const building = fs.mkdtempSync(path.join(cache, 'building-'));
@@ -172,31 +185,166 @@ function pgliteBackend(): Backend & { cleanup(): void } {
   };
 }
 
+/**
+ * What decides a PostgreSQL template besides the migrations: `db migrate` also creates the job
+ * queue there (pg-boss's schema, and navi's schedule table in schedules.ts, the queue in engine.ts).
+ */
+const POSTGRES_TEMPLATE_INPUTS = ['node_modules/pg-boss/package.json', 'src/queue/engine.ts', 'src/queue/schedules.ts'];
+
+/** A template is marked used at most this often (a catalog write per test file would be noise). */
+const TOUCH_INTERVAL_MS = 60 * 60 * 1000;
+/** A template build older than this was left by a crashed run (a build takes seconds). */
+const BUILD_MAX_AGE_MS = 60 * 60 * 1000;
+/** Backoff before each retry of `CREATE DATABASE … TEMPLATE` that finds someone connected to the template. */
+const BUSY_RETRY_MS = [100, 250, 500, 1000, 2000];
+
+const TEMPLATE_PREFIX = `${DB_PREFIX}tpl_`;
+const BUILD_PREFIX = `${DB_PREFIX}tplb_`;
+const USED_COMMENT = 'navi scenario-test template, last used ';
+const BUILD_COMMENT = 'navi scenario-test template build, started ';
+
+/** SQLSTATE of a PostgreSQL error (postgres.js puts it on `code`). */
+function sqlState(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+/** 55006 object_in_use: "database … is being accessed by other users". */
+const OBJECT_IN_USE = '55006';
+/** 42P04 duplicate_database. */
+const DUPLICATE_DATABASE = '42P04';
+/** 3D000 invalid_catalog_name: the database does not exist. */
+const NO_SUCH_DATABASE = '3D000';
+
+/** `fn`, retried with a backoff while the database it needs is in use by another session. */
+async function whileInUse<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (sqlState(err) !== OBJECT_IN_USE) throw err;
+      const delay = BUSY_RETRY_MS[attempt];
+      if (delay === undefined) {
+        throw new Error(`${what}: the database is still in use by other sessions after ${String(attempt + 1)} attempts (${(err as Error).message}); is another test run connected to it?`, { cause: err });
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** The time in a comment written with `prefix`, or undefined (no comment, or someone else's). */
+function commentTime(comment: string | null, prefix: string): number | undefined {
+  if (comment === null || !comment.startsWith(prefix)) return undefined;
+  const ms = Date.parse(comment.slice(prefix.length));
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * Drops builds left by crashed runs and templates of other migrations unused for a day. Those
+ * with a session are skipped, and a plain DROP (no FORCE) fails if one connects meanwhile, so
+ * nothing in use is dropped; errors are ignored (another run dropped it first, or it is in use).
+ */
+async function pruneOldPostgresTemplates(sql: postgres.Sql, keep: string): Promise<void> {
+  const rows = await sql<Array<{ datname: string; comment: string | null }>>`
+    select datname, shobj_description(oid, 'pg_database') as comment from pg_database d
+    where (datname like ${`${BUILD_PREFIX}%`} or datname like ${`${TEMPLATE_PREFIX}%`})
+      and not exists (select 1 from pg_stat_activity a where a.datname = d.datname)`;
+  const now = Date.now();
+  for (const { datname, comment } of rows) {
+    if (datname === keep) continue;
+    const build = datname.startsWith(BUILD_PREFIX);
+    const at = commentTime(comment, build ? BUILD_COMMENT : USED_COMMENT);
+    if (at === undefined || now - at < (build ? BUILD_MAX_AGE_MS : TEMPLATE_MAX_AGE_MS)) continue;
+    await sql.unsafe(`drop database if exists "${datname}"`).catch(() => undefined);
+  }
+}
+
+/**
+ * Records that `name` is in use now (at most once an hour), so other runs' pruning keeps it, and
+ * prunes. Best effort: a failure here costs nothing but a later prune.
+ */
+async function touchPostgresTemplate(sql: postgres.Sql, name: string, comment: string | null): Promise<void> {
+  const at = commentTime(comment, USED_COMMENT);
+  if (at !== undefined && Date.now() - at < TOUCH_INTERVAL_MS) return;
+  try {
+    await sql.unsafe(`comment on database "${name}" is '${USED_COMMENT}${new Date().toISOString()}'`);
+    await pruneOldPostgresTemplates(sql, name);
+  } catch {
+    // Dropped or renamed meanwhile: the copy that follows says so if it matters.
+  }
+}
+
+/**
+ * The migrated template database for the current migrations on `adminUrl`'s server, created on
+ * first use: built as `navi_scn_tplb_<key>_<random>` and renamed to `navi_scn_tpl_<key>` once
+ * migrated; if another creator renamed theirs first, ours is dropped and theirs used.
+ */
+async function postgresTemplate(sql: postgres.Sql, adminUrl: string): Promise<string> {
+  const key = templateKey(POSTGRES_TEMPLATE_INPUTS);
+  const name = `${TEMPLATE_PREFIX}${key}`;
+  const existing = await sql<Array<{ comment: string | null }>>`
+    select shobj_description(oid, 'pg_database') as comment from pg_database where datname = ${name}`;
+  if (existing[0]) {
+    await touchPostgresTemplate(sql, name, existing[0].comment);
+    return name;
+  }
+  const building = `${BUILD_PREFIX}${key}_${randomBytes(4).toString('hex')}`;
+  await sql.unsafe(`create database "${building}"`);
+  try {
+    await sql.unsafe(`comment on database "${building}" is '${BUILD_COMMENT}${new Date().toISOString()}'`);
+    await migrateWithCli({ DATABASE_URL: databaseUrl(adminUrl, building) });
+    // No session may connect to the template (a copy fails while one is connected); the
+    // migrating CLI's session may take a moment to end after it exits.
+    await sql.unsafe(`alter database "${building}" with allow_connections false`);
+    await whileInUse(`renaming the template ${building}`, () => sql.unsafe(`alter database "${building}" rename to "${name}"`));
+  } catch (err) {
+    // Another creator renamed theirs first: use it (ours is dropped below).
+    if (sqlState(err) !== DUPLICATE_DATABASE) throw err;
+    return name;
+  } finally {
+    await sql.unsafe(`drop database if exists "${building}" with (force)`);
+  }
+  await touchPostgresTemplate(sql, name, null);
+  return name;
+}
+
+/** One template lookup per server and process (per test file, as vitest isolates files). */
+const postgresTemplates = new Map<string, Promise<string>>();
+
 function postgresBackend(adminUrl: string): Backend & { cleanup(): Promise<void> } {
   let admin: postgres.Sql | undefined;
-  let template: Promise<string> | undefined;
   const created: string[] = [];
   const prefix = `${DB_PREFIX}${randomBytes(4).toString('hex')}`;
   let counter = 0;
 
   const connect = (): postgres.Sql => (admin ??= postgres(adminUrl, { max: 1, onnotice: () => {} }));
   const templateName = (): Promise<string> => {
-    template ??= (async () => {
-      const name = `${prefix}_tpl`;
-      await connect().unsafe(`create database "${name}"`);
-      created.push(name);
-      await migrateWithCli({ DATABASE_URL: databaseUrl(adminUrl, name) });
-      return name;
-    })();
+    let template = postgresTemplates.get(adminUrl);
+    if (!template) {
+      const made = postgresTemplate(connect(), adminUrl);
+      postgresTemplates.set(adminUrl, made);
+      // A failure is not kept: the next test tries again.
+      made.catch(() => postgresTemplates.get(adminUrl) === made && postgresTemplates.delete(adminUrl));
+      template = made;
+    }
     return template;
+  };
+  const copy = async (name: string, retried = false): Promise<void> => {
+    const from = await templateName();
+    try {
+      await whileInUse(`copying the template ${from}`, () => connect().unsafe(`create database "${name}" template "${from}"`));
+    } catch (err) {
+      // Another run's pruning dropped it between our lookup and the copy: make it again, once.
+      if (sqlState(err) !== NO_SUCH_DATABASE || retried) throw err;
+      postgresTemplates.delete(adminUrl);
+      await copy(name, true);
+    }
   };
 
   return {
     kind: 'postgres',
     async fresh() {
-      const from = await templateName();
       const name = `${prefix}_${counter++}`;
-      await connect().unsafe(`create database "${name}" template "${from}"`);
+      await copy(name);
       created.push(name);
       const url = databaseUrl(adminUrl, name);
       return databaseHandle('postgres', { DATABASE_URL: url }, path.join(os.tmpdir(), 'navi-scn-no-pglite-here'), url);
