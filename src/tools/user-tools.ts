@@ -35,7 +35,6 @@
  *   any file (import failure, bad export, bad schema, name clash) fails start-up with exit 2 and
  *   one message listing every problem by file.
  */
-import { execFile } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -43,6 +42,7 @@ import { z } from 'zod';
 import { InvalidInputError, isAbortError } from '../errors.js';
 import { isRecord, typeName } from '../util/guards.js';
 import { JsonSchemaCompiler, schemaFromCheck } from './json-schema.js';
+import { errorLine, importProblem, isErrorLike } from './user-tool-errors.js';
 import { executeSandboxed } from './user-tool-sandboxed.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 
@@ -57,9 +57,6 @@ const MAX_DESCRIPTION_CHARS = 1024;
 
 /** A module whose top-level code has not finished by then is assumed stuck (a TLA that never settles). */
 const DEFAULT_IMPORT_TIMEOUT_MS = 10_000;
-
-/** `node --check` of one file, run only to locate a syntax error; it takes ~50 ms. */
-const SYNTAX_CHECK_TIMEOUT_MS = 5_000;
 
 /** Problems listed in the load error; past that the rest are counted, not listed. */
 const MAX_LISTED_PROBLEMS = 20;
@@ -170,49 +167,6 @@ function candidatesOf(namespace: unknown, file: string, display: string): Candid
     return `tools: must be a non-empty array of tool objects, got ${typeWithArticle(source.tools)}`;
   }
   return source.tools.map((self: unknown, index) => ({ label: `${display} tools[${index}]`, file, self }));
-}
-
-/** Duck-typed: errors from a module's own realm (or a test runner's) fail `instanceof Error`. */
-function isErrorLike(value: unknown): value is Error {
-  return isRecord(value) && typeof value.message === 'string' && typeof value.name === 'string';
-}
-
-/** First line of an error, with its class when that says something ("TypeError: …"). */
-function errorLine(err: unknown): string {
-  if (!isErrorLike(err)) return String(err).split('\n')[0] ?? '';
-  const message = err.message.split('\n')[0] ?? '';
-  if (message === '') return err.name;
-  return err.name === 'Error' ? message : `${err.name}: ${message}`;
-}
-
-/** `node --check` of `file` with `flags`; the line it blames, if it prints one. */
-function checkedLine(file: string, flags: readonly string[]): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [...flags, '--check', file], { timeout: SYNTAX_CHECK_TIMEOUT_MS }, (error, _stdout, stderr) => {
-      // The location line reads `/path/to/file.js:LINE` (or a file: URL); warnings may precede it.
-      const lines = error ? String(stderr).split('\n').map((line) => line.trim()) : [];
-      const located = lines.find((line) => line.includes(path.basename(file)) && /:\d+$/.test(line));
-      const match = located === undefined ? null : /:(\d+)$/.exec(located);
-      resolve(match ? Number(match[1]) : undefined);
-    });
-  });
-}
-
-/**
- * Node's SyntaxError from `import()` carries no location; `node --check` prints `file:LINE`.
- * Node 20's check of a `.js` file outside a `"type": "module"` package passes silently when
- * the syntax is ESM (module detection), so that case is checked again as a module.
- */
-async function syntaxErrorLine(file: string): Promise<number | undefined> {
-  const line = await checkedLine(file, []);
-  if (line !== undefined || path.extname(file) !== '.js') return line;
-  return checkedLine(file, ['--experimental-default-type=module', '--no-warnings']);
-}
-
-/** Why an import failed, in one line: never a stack trace. */
-async function importProblem(err: unknown, file: string): Promise<string> {
-  const line = isErrorLike(err) && err.name === 'SyntaxError' ? await syntaxErrorLine(file) : undefined;
-  return `failed to load: ${errorLine(err)}${line === undefined ? '' : ` (line ${line})`}`;
 }
 
 /** Settles like `promise`, or rejects with `onTimeout()` after `ms`. */
