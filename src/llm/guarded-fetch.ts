@@ -367,8 +367,13 @@ class LineStream implements AsyncIterableIterator<Record<string, unknown>> {
       this.finish(new Error(message));
       return;
     }
-    if (parsed.done === true) this.state.sawDone = true;
     this.push(parsed);
+    if (parsed.done === true) {
+      this.state.sawDone = true;
+      // The answer is whole at its `done` line: the consumer stops reading there, and the run
+      // may end (closing a `--record` file) before the body's last bytes arrive.
+      this.observer?.end('end');
+    }
   }
 
   private push(value: Record<string, unknown>): void {

@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, isNaviError } from '../../src/errors.js';
@@ -213,6 +214,40 @@ describe('mismatch', () => {
     const replayer = createReplayer({ recording: readRecording(file, 'rec.jsonl'), redact: noSecrets, timing: true });
     const replayed = await collectUntilError(clientFor(fake.url, { exchange: replayer.hooks }).chatStream(chatRequest()));
     expect(replayed.chunks).toEqual(live.chunks);
+  });
+  it('an answer whose body is still open after its done line: recorded whole when the run closes the file (the run ends first)', async () => {
+    // Ollama writes the done line, then ends the chunked body; under load the end can arrive
+    // after navi has its answer and has finished the run.
+    const held: ServerResponse[] = [];
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.write(`${JSON.stringify({ model: 'qwen3:8b', message: { role: 'assistant', content: 'All done.' }, done: false })}\n`);
+      res.write(`${JSON.stringify({ model: 'qwen3:8b', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 3, eval_count: 2 })}\n`);
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no port');
+      const host = `http://127.0.0.1:${address.port}`;
+      const file = tempFile();
+      const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
+      const live = await collectUntilError(clientFor(host, { exchange: recorder.hooks }).chatStream(chatRequest()));
+      expect(live.error).toBeUndefined();
+      expect(held).toHaveLength(1);
+      expect(held[0]?.writableEnded).toBe(false);
+      recorder.close();
+      expect(recorder.count).toBe(1);
+      const replayer = createReplayer({ recording: readRecording(file, 'rec.jsonl'), redact: noSecrets, timing: false });
+      const replayed = await collectUntilError(clientFor(host, { exchange: replayer.hooks }).chatStream(chatRequest()));
+      expect(replayed).toEqual(live);
+      replayer.finish();
+    } finally {
+      for (const res of held) res.end();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 
