@@ -38,7 +38,13 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, ...(tier === 'unit' ? NOT_UNIT : [])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Scenario tests spawn the built CLI and open databases; two cores, so keep parallelism modest.
-    maxWorkers: 2,
+    // Scenario tests spawn the built CLI and open databases, so the suite is CPU-bound; with one
+    // worker per core ~15% of the CPU still sat idle (each worker also waits on its processes'
+    // start-up, I/O and timers), so one more worker than the 2 cores CI has.
+    maxWorkers: 3,
+    // One module graph per worker, not per file: no test file needs a fresh one (none mocks a
+    // module; those that touch the environment, timers or process listeners restore them), and a
+    // new graph per file was half of `npm run test:unit`'s CPU (40.7 → 21 s, 34 → 23 s wall).
+    isolate: false,
   },
 });

@@ -90,9 +90,9 @@ export interface NaviProcess {
   readonly result: Promise<NaviResult>;
 }
 
-/** A private directory, removed by the caller (or left in the OS temp dir). */
-export function makeTempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `navi-scn-${prefix}-`));
+/** A private directory under `base` (default the OS temp dir), removed by the caller (or left there). */
+export function makeTempDir(prefix: string, base = os.tmpdir()): string {
+  return fs.mkdtempSync(path.join(base, `navi-scn-${prefix}-`));
 }
 
 /** An empty private HOME for every run: no user config (`~/.config/navi`) leaks into a test. */
