@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, isNaviError } from '../../src/errors.js';
 import { createRecorder } from '../../src/llm/exchange-recorder.js';
@@ -20,7 +20,7 @@ import { readRecording } from '../../src/llm/recording-read.js';
 import type { ChatChunk, ChatRequest, LlmClient } from '../../src/llm/types.js';
 import { createRedactor } from '../../src/tools/redact.js';
 import { startFakeOllama, type FakeOllama, type FakeTurn } from '../support/fake-ollama.js';
-import { chatRequest, clientFor, collectUntilError } from './llm-test-helpers.js';
+import { chatRequest, clientFor, collectUntilError, MODEL } from './llm-test-helpers.js';
 
 let fake: FakeOllama | undefined;
 const dirs: string[] = [];
@@ -62,14 +62,20 @@ function summarise(err: unknown): { name: string; code?: string; message: string
   return { name: err instanceof Error ? err.name : 'unknown', message: String(err) };
 }
 
+/** Listens on a free loopback port; resolves with the server's http URL. */
+async function listenLocal(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return `http://127.0.0.1:${address.port}`;
+}
+
 /** A host nothing listens on. */
 async function closedHost(): Promise<string> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
+  const host = await listenLocal(server);
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${address.port}`;
+  return host;
 }
 
 /** Records `calls` against `host`, then replays them with no server; returns both outcomes. */
@@ -111,6 +117,38 @@ describe('record, then replay without a server', () => {
       if (c.errorCode === undefined) expect(recorded[0]?.chunks.at(-1)?.type).toBe('done');
     });
   }
+
+  it('an answer whose body is still open after its done line: recorded whole when the run closes the file (the run ends first)', async () => {
+    // Ollama writes the done line, then ends the chunked body; under load the end can arrive
+    // after navi has its answer and has finished the run.
+    const held: ServerResponse[] = [];
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.write(`${JSON.stringify({ model: MODEL, message: { role: 'assistant', content: 'All done.' }, done: false })}\n`);
+      res.write(`${JSON.stringify({ model: MODEL, message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 3, eval_count: 2 })}\n`);
+      held.push(res);
+    });
+    const host = await listenLocal(server);
+    try {
+      const file = tempFile();
+      const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
+      const live = await collectUntilError(clientFor(host, { exchange: recorder.hooks }).chatStream(chatRequest()));
+      expect(live.error).toBeUndefined();
+      expect(held).toHaveLength(1);
+      expect(held[0]?.writableEnded).toBe(false);
+      recorder.close();
+      expect(recorder.count).toBe(1);
+      const replayer = createReplayer({ recording: readRecording(file, 'rec.jsonl'), redact: noSecrets, timing: false });
+      const replayed = await collectUntilError(clientFor(host, { exchange: replayer.hooks }).chatStream(chatRequest()));
+      expect(replayed).toEqual(live);
+      replayer.finish();
+    } finally {
+      for (const res of held) res.end();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 
   it('a model that is not pulled: the same 404 error', async () => {
     fake = await startFakeOllama({ turns: [{ content: 'never' }] });
@@ -214,40 +252,6 @@ describe('mismatch', () => {
     const replayer = createReplayer({ recording: readRecording(file, 'rec.jsonl'), redact: noSecrets, timing: true });
     const replayed = await collectUntilError(clientFor(fake.url, { exchange: replayer.hooks }).chatStream(chatRequest()));
     expect(replayed.chunks).toEqual(live.chunks);
-  });
-  it('an answer whose body is still open after its done line: recorded whole when the run closes the file (the run ends first)', async () => {
-    // Ollama writes the done line, then ends the chunked body; under load the end can arrive
-    // after navi has its answer and has finished the run.
-    const held: ServerResponse[] = [];
-    const server = createHttpServer((req, res) => {
-      req.resume();
-      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-      res.write(`${JSON.stringify({ model: 'qwen3:8b', message: { role: 'assistant', content: 'All done.' }, done: false })}\n`);
-      res.write(`${JSON.stringify({ model: 'qwen3:8b', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 3, eval_count: 2 })}\n`);
-      held.push(res);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      const host = `http://127.0.0.1:${address.port}`;
-      const file = tempFile();
-      const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
-      const live = await collectUntilError(clientFor(host, { exchange: recorder.hooks }).chatStream(chatRequest()));
-      expect(live.error).toBeUndefined();
-      expect(held).toHaveLength(1);
-      expect(held[0]?.writableEnded).toBe(false);
-      recorder.close();
-      expect(recorder.count).toBe(1);
-      const replayer = createReplayer({ recording: readRecording(file, 'rec.jsonl'), redact: noSecrets, timing: false });
-      const replayed = await collectUntilError(clientFor(host, { exchange: replayer.hooks }).chatStream(chatRequest()));
-      expect(replayed).toEqual(live);
-      replayer.finish();
-    } finally {
-      for (const res of held) res.end();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
   });
 });
 

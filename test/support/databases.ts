@@ -147,16 +147,17 @@ let pgliteParent: string | undefined;
  * navi's own code sees the same files, permissions, locks and Unix sockets either way.
  */
 export function pgliteParentDir(): string {
-  if (pgliteParent !== undefined) return pgliteParent;
-  const chosen = process.env.NAVI_TEST_DB_DIR;
-  if (chosen !== undefined && chosen !== '') return (pgliteParent = chosen);
+  pgliteParent ??= process.env.NAVI_TEST_DB_DIR || (isWritableTmpfs('/dev/shm') ? '/dev/shm' : os.tmpdir());
+  return pgliteParent;
+}
+
+function isWritableTmpfs(dir: string): boolean {
   try {
-    fs.accessSync('/dev/shm', fs.constants.W_OK);
-    if (fs.statfsSync('/dev/shm').type === TMPFS_MAGIC) return (pgliteParent = '/dev/shm');
+    fs.accessSync(dir, fs.constants.W_OK);
+    return fs.statfsSync(dir).type === TMPFS_MAGIC;
   } catch {
-    // no /dev/shm (macOS) or not writable
+    return false; // no such directory (macOS), or not writable
   }
-  return (pgliteParent = os.tmpdir());
 }
 
 let pgliteTemplatePromise: Promise<string> | undefined;
