@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
+import { finished } from 'node:stream';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -89,8 +90,15 @@ export class ProcessGroupStdioTransport implements Transport {
           killGroup(child.pid, 'SIGKILL');
           untrackGroup(child.pid);
         }
-        this.log?.end();
-        this.onclose?.();
+        // Reported once the log is on disk: the crash message names the log, so what the server
+        // said last must already be in it.
+        const log = this.log;
+        if (log === undefined) {
+          this.onclose?.();
+          return;
+        }
+        finished(log, () => this.onclose?.());
+        log.end();
       });
       child.stdin?.on('error', (err) => this.onerror?.(err));
       child.stdout?.on('data', (chunk: Buffer) => {

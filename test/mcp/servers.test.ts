@@ -119,6 +119,14 @@ describe('MCP servers (stdio)', () => {
     expect(warnings.filter((w) => w.code === 'mcp_server_crashed')).toEqual([]);
   }, SERVER_TEST_TIMEOUT_MS);
 
+  it('the log a crash message names already holds what the server wrote last, however much it wrote', async () => {
+    const { call, manager } = await start({ t: stdio() });
+    const crashed = await call('mcp__t__crash', { stderr_bytes: 1024 * 1024 });
+    expect(crashed.output).toMatch(/crashed during crash: .*its stderr is in /);
+    const log = fs.readFileSync(manager.statuses()[0]?.logFile ?? '', 'utf8');
+    expect(log.endsWith('test server: crashing on purpose\n')).toBe(true);
+  }, SERVER_TEST_TIMEOUT_MS);
+
   it('a tool list change mid-run is reported once and not applied (the tools stay as listed at start)', async () => {
     const { call, warnings, registry } = await start({ t: stdio() });
     const schemasBefore = JSON.stringify(registry.schemas(registry.names()));

@@ -5,7 +5,7 @@
  * Scripted behaviours are tools:
  *   echo {text}            → the text
  *   slow {ms}              → answers after ms (stops early when the client cancels)
- *   crash                  → the process exits mid-call (code 3)
+ *   crash {stderr_bytes?}  → the process exits mid-call (code 3), after that much stderr if asked
  *   huge {bytes}           → that many bytes of text
  *   fail                   → an `isError` result
  *   image                  → an image block and a text block
@@ -57,7 +57,7 @@ const FILLERS = Array.from({ length: fillers }, (_, i) => ({
 const SCRIPTED = [
   { name: 'echo', description: 'Echo the text back.', inputSchema: obj({ text: { type: 'string', description: 'what to echo' } }, ['text']) },
   { name: 'slow', description: 'Answer after ms milliseconds.', inputSchema: obj({ ms: { type: 'integer', minimum: 0 } }, ['ms']) },
-  { name: 'crash', description: 'Exit in the middle of the call.', inputSchema: obj({}) },
+  { name: 'crash', description: 'Exit in the middle of the call.', inputSchema: obj({ stderr_bytes: { type: 'integer' } }) },
   { name: 'huge', description: 'Return bytes bytes of text.', inputSchema: obj({ bytes: { type: 'integer' } }, ['bytes']) },
   { name: 'fail', description: 'Return an isError result.', inputSchema: obj({}) },
   { name: 'image', description: 'Return an image.', inputSchema: obj({}) },
@@ -94,9 +94,10 @@ function createServer() {
         });
         return text(`slept ${args.ms} ms`);
       case 'crash':
-        process.stderr.write('test server: crashing on purpose\n');
-        process.exit(3);
-        break;
+        // Exits once the pipe took all of it (process.exit drops a large write still pending).
+        if (args.stderr_bytes !== undefined) process.stderr.write(`${'.'.repeat(Number(args.stderr_bytes))}\n`);
+        process.stderr.write('test server: crashing on purpose\n', () => process.exit(3));
+        return new Promise(() => undefined);
       case 'huge':
         return text('x'.repeat(Number(args.bytes)));
       case 'fail':
