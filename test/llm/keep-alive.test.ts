@@ -14,8 +14,9 @@ const DONE_LINE = `${JSON.stringify({ model: 'qwen3:8b', created_at: 'x', messag
 
 /**
  * The server runs in its own process: blocking this one (below) must not also stop the
- * server's idle timer. It prints its port, then one line per accepted connection, and appends a
- * byte to CLOSED_FILE each time it has closed an idle connection.
+ * server's idle timer. It prints its port, then one line per accepted connection and one per
+ * request (before answering it), and appends a byte to CLOSED_FILE each time it has closed an idle
+ * connection.
  */
 const SERVER_SOURCE = `
 const http = require('node:http');
@@ -24,6 +25,7 @@ const idleMs = Number(process.env.IDLE_CLOSE_MS);
 const server = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => {
+    process.stdout.write('request\\n');
     // Like Ollama's Go server: no Keep-Alive header announcing when an idle connection is closed.
     if (idleMs > 0) res.on('finish', () => setTimeout(() => {
       req.socket.destroy();
@@ -40,7 +42,12 @@ server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port +
 
 interface Server {
   url: string;
-  connections: () => number;
+  /**
+   * Connections the server accepted before it took its `requests`-th request. Its lines reach
+   * this process through a pipe, independently of the answers over TCP, so an answer can arrive
+   * before the line of its connection: this waits for the request's own line, printed after.
+   */
+  connections: (requests: number) => Promise<number>;
   /** Idle connections the server has closed so far. */
   closed: () => number;
   child: ChildProcess;
@@ -57,6 +64,7 @@ async function serve(idleCloseMs: number): Promise<Server> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
+  const count = (line: string): number => out.split('\n').filter((l) => l === line).length;
   const port = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`server exited (${String(code)})`)));
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -66,7 +74,18 @@ async function serve(idleCloseMs: number): Promise<Server> {
     });
   });
   const closed = (): number => (fs.existsSync(closedFile) ? fs.statSync(closedFile).size : 0);
-  const s: Server = { url: `http://127.0.0.1:${port}`, connections: () => out.split('\n').filter((l) => l === 'connection').length, closed, child, dir };
+  const connections = async (requests: number): Promise<number> => {
+    const stdout = child.stdout;
+    if (stdout === null) throw new Error('the server has no stdout');
+    while (count('request') < requests) {
+      await new Promise<void>((resolve, reject) => {
+        stdout.once('data', () => resolve());
+        child.once('exit', () => reject(new Error('the server exited')));
+      });
+    }
+    return count('connection');
+  };
+  const s: Server = { url: `http://127.0.0.1:${port}`, connections, closed, child, dir };
   open.push(s);
   return s;
 }
@@ -94,7 +113,7 @@ describe('keep-alive', () => {
     const s = await serve(0);
     const client = clientFor(s.url);
     for (let i = 0; i < 3; i++) expect(textOf(await collect(client.chatStream(chatRequest())), 'text')).toBe('hi');
-    expect(s.connections()).toBe(1);
+    expect(await s.connections(3)).toBe(1);
   });
 
   it('sends again on a new connection when the server closed the idle one while navi was busy', async () => {
@@ -104,6 +123,6 @@ describe('keep-alive', () => {
     // The server closes the idle connection after 20 ms; navi, blocked, does not notice.
     blockUntil(() => s.closed() >= 1);
     expect(textOf(await collect(client.chatStream(chatRequest())), 'text')).toBe('hi');
-    expect(s.connections()).toBe(2);
+    expect(await s.connections(2)).toBe(2);
   });
 });
