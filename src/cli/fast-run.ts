@@ -8,6 +8,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { camelCase, FLAGS, type Flag } from './flags.js';
 import type { GlobalArgs } from './global-args.js';
+import { firstPositional } from './shorthand.js';
 
 type ParseOptions = NonNullable<ParseArgsConfig['options']>;
 
@@ -39,12 +40,19 @@ function buildOptions(): { options: ParseOptions; flagOf: Map<string, Flag> } {
 
 const { options: OPTIONS, flagOf: FLAG_OF } = buildOptions();
 
-/** `navi run` flags as yargs would produce them, or null to let yargs handle the invocation. */
+/**
+ * `navi run` flags as yargs would produce them, or null to let yargs handle the invocation.
+ * Global flags may come before the command, as scripts write them (`navi --ollama-host URL run
+ * …`): they mean what they mean after it.
+ */
 export function parseRunFast(args: readonly string[]): (GlobalArgs & Record<string, unknown>) | null {
-  if (args[0] !== 'run') return null;
+  const command = firstPositional(args);
+  if (command === undefined || args[command] !== 'run' || args[command - 1] === '--') return null;
+  // Only options before `run` (firstPositional skipped them), then everything after it.
+  const leading = command;
   let parsed;
   try {
-    parsed = parseArgs({ args: args.slice(1), allowPositionals: true, strict: true, tokens: true, options: OPTIONS });
+    parsed = parseArgs({ args: [...args.slice(0, command), ...args.slice(command + 1)], allowPositionals: true, strict: true, tokens: true, options: OPTIONS });
   } catch {
     return null;
   }
@@ -52,10 +60,16 @@ export function parseRunFast(args: readonly string[]): (GlobalArgs & Record<stri
   for (const flag of RUN_FLAGS) if (flag.commands === 'global' && flag.default !== undefined) argv[camelCase(flag.name)] = flag.default;
   const seen = new Set<string>();
   for (const token of parsed.tokens) {
-    if (token.kind !== 'option') continue;
+    if (token.kind !== 'option') {
+      // A positional among the leading words: not `navi [global flags] run …` after all.
+      if (token.index < leading) return null;
+      continue;
+    }
     const flag = FLAG_OF.get(token.name);
     // Given twice (or as two aliases, or --x and --no-x): yargs decides and says what happens.
     if (flag === undefined || seen.has(flag.name)) return null;
+    // Before the command, only a global flag is the same flag wherever it stands.
+    if (token.index < leading && flag.commands !== 'global') return null;
     seen.add(flag.name);
     const value = flagValue(flag, token.name, token.value);
     if (value === null) return null;

@@ -105,14 +105,16 @@ function cannotLoad(err: unknown): never {
 }
 
 /**
- * `navi run …` or `navi "prompt"` with neither `--db` nor DATABASE_URL will open the embedded
- * database: its worker thread (loading PGlite, compiling its WebAssembly) starts now, before the
- * CLI is even loaded, and the store adopts it (`prewarmPglite`). A guess that turns out wrong
- * (a PostgreSQL URL in the config file) is stopped there; an unused worker holds nothing open.
+ * `navi run …` or `navi "prompt"` (global flags may come first) with neither `--db` nor
+ * DATABASE_URL will open the embedded database: its worker thread (loading PGlite, compiling its
+ * WebAssembly) starts now, before the CLI is even loaded, and the store adopts it
+ * (`prewarmPglite`). A guess that turns out wrong (a PostgreSQL URL in the config file, flags
+ * without a prompt) is stopped there; an unused worker holds nothing open.
  */
 function startPgliteEarly(argv: readonly string[]): void {
   const first = argv[0] ?? '';
-  if (!(first === 'run' || /\s/.test(first)) || process.env.DATABASE_URL) return;
+  // `navi run …`, `navi "prompt"`, or either after global flags (`navi --ollama-host URL run …`).
+  if (!(first === 'run' || /\s/.test(first) || (first.startsWith('-') && mayBeRun(argv))) || process.env.DATABASE_URL) return;
   if (argv.some((a) => a === '--db' || a.startsWith('--db='))) return;
   let pgliteEntry: string;
   try {
