@@ -108,13 +108,15 @@ function cannotLoad(err: unknown): never {
  * `navi run …` or `navi "prompt"` (global flags may come first) with neither `--db` nor
  * DATABASE_URL will open the embedded database: its worker thread (loading PGlite, compiling its
  * WebAssembly) starts now, before the CLI is even loaded, and the store adopts it
- * (`prewarmPglite`). A guess that turns out wrong (a PostgreSQL URL in the config file, flags
- * without a prompt) is stopped there; an unused worker holds nothing open.
+ * (`prewarmPglite`). A guess that turns out wrong (a PostgreSQL URL in the config file) is
+ * stopped there; an unused worker holds nothing open.
  */
 function startPgliteEarly(argv: readonly string[]): void {
   const first = argv[0] ?? '';
-  // `navi run …`, `navi "prompt"`, or either after global flags (`navi --ollama-host URL run …`).
-  if (!(first === 'run' || /\s/.test(first) || (first.startsWith('-') && mayBeRun(argv))) || process.env.DATABASE_URL) return;
+  // `navi run …`, `navi "prompt"`, or either after global flags (`navi --ollama-host URL run …`;
+  // not flags alone, `navi -o json`, which is a usage error).
+  const afterFlags = first.startsWith('-') && mayBeRun(argv) && argv.some((a) => a === 'run' || /\s/.test(a));
+  if (!(first === 'run' || /\s/.test(first) || afterFlags) || process.env.DATABASE_URL) return;
   if (argv.some((a) => a === '--db' || a.startsWith('--db='))) return;
   let pgliteEntry: string;
   try {
