@@ -36,6 +36,9 @@ const DIGEST_BYTES = 20;
 /** Where the PGlite worker started here waits to be adopted (src/store/pglite-worker.ts reads it). */
 const EARLY_PGLITE_KEY = '__naviEarlyPglite';
 
+/** Where the run entry finds this file's `import()` (src/dynamic-import.ts reads it). */
+const IMPORT_KEY = '__naviImport';
+
 interface FullCli {
   main(args: string[]): Promise<void>;
 }
@@ -54,6 +57,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // The PGlite worker sets this flag for its WebAssembly, and flags are per process: set before
   // anything is compiled, every run has the same flags, so the code cache below stays valid.
   v8.setFlagsFromString('--liftoff-only');
+  // Compiled from the code cache, the run entry's own import() fails on Node 20 ("A dynamic
+  // import callback was not specified"): it imports user tools, node:https… through this file's.
+  (globalThis as Record<string, unknown>)[IMPORT_KEY] = (specifier: string): Promise<unknown> => import(specifier);
   startPgliteEarly(args);
   const cache = codeCacheFile();
   // Start-up (module loading, opening PGlite) allocates fast and is quicker with room to do so.

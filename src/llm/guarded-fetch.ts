@@ -13,7 +13,9 @@
  * long history (SPEC §12, harness gap). Each line used to be parsed here for validation and again
  * by the `ollama` npm client; it is parsed once now, and the client is gone.
  */
+import type * as Https from 'node:https';
 import { Agent as HttpAgent, request as httpRequest, type Agent, type IncomingMessage, type RequestOptions } from 'node:http';
+import { importModule } from '../dynamic-import.js';
 import { isRecord } from '../util/guards.js';
 import type { ExchangeHooks, ExchangeObserver, ExchangeRequest, ResponseHead } from './exchange-hooks.js';
 
@@ -146,7 +148,7 @@ const agents = new Map<string, Agent>();
 /** One keep-alive agent per scheme: consecutive model calls reuse the connection. */
 async function agentFor(protocol: string): Promise<{ agent: Agent; request: typeof httpRequest }> {
   if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError(`unsupported protocol ${protocol}`);
-  const mod = protocol === 'https:' ? await import('node:https') : { Agent: HttpAgent, request: httpRequest };
+  const mod = protocol === 'https:' ? ((await importModule('node:https')) as typeof Https) : { Agent: HttpAgent, request: httpRequest };
   let agent = agents.get(protocol);
   if (agent === undefined) {
     agent = new mod.Agent({ keepAlive: true });

@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
+import type * as PgliteModule from '@electric-sql/pglite';
+import { importModule } from '../dynamic-import.js';
 import { InvalidInputError, NaviError, StorageError, describeError } from '../errors.js';
 import { errnoCode } from '../util/guards.js';
 import { isPostgresUrl, redactUrl } from './database-url.js';
@@ -343,7 +345,7 @@ async function startInWorker(dataDir: string): Promise<Started> {
 
 /** The plain driver (the oracle of the worker: `OpenStoreOptions.pgliteDriver`). */
 async function startOnMainThread(dataDir: string): Promise<Started> {
-  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGlite } = (await importModule('@electric-sql/pglite')) as typeof PgliteModule;
   return { client: await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_START_PARAMS] }) };
 }
 

@@ -39,6 +39,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
+import { importModule } from '../dynamic-import.js';
 import { InvalidInputError, isAbortError } from '../errors.js';
 import { isRecord, typeName } from '../util/guards.js';
 import { JsonSchemaCompiler, schemaFromCheck } from './json-schema.js';
@@ -387,13 +388,13 @@ export async function loadUserTools(options: LoadUserToolsOptions): Promise<Tool
   const files = await listModules(options, display, problems);
   if (files.length === 0 && problems.length === 0) return [];
 
-  const importModule = options.importModule ?? ((url: string): Promise<unknown> => import(url));
+  const importFile = options.importModule ?? importModule;
   const timeoutMs = options.importTimeoutMs ?? DEFAULT_IMPORT_TIMEOUT_MS;
   // Imported together: their top-level code runs interleaved anyway, and stuck ones time out once.
   const loaded = await Promise.all(
     files.map(async ({ file, display: shown }) => {
       try {
-        const imported = importModule(pathToFileURL(file).href);
+        const imported = importFile(pathToFileURL(file).href);
         const stuck = (): Error => new Error(`still loading after ${timeoutMs} ms (a top-level await that never settles?)`);
         return { file, shown, namespace: await withTimeout(imported, timeoutMs, stuck) };
       } catch (err) {

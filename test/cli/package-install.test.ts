@@ -43,7 +43,7 @@ function listing(dir: string): string {
   return rows.sort().join('\n');
 }
 
-function run(args: string[], cacheHome: string | undefined): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: string[], cacheHome: string | undefined, cwd = path.join(tmp, 'work')): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: path.join(tmp, 'home'),
@@ -56,7 +56,7 @@ function run(args: string[], cacheHome: string | undefined): Promise<{ code: num
   // stdin is /dev/null, as runNavi gives it: a pipe nobody closes would make every run wait out
   // the stdin grace (5 s) before it starts.
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: path.join(tmp, 'work'), env, timeout: RUN_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env, timeout: RUN_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -130,6 +130,33 @@ describe('the installed package, read-only', () => {
     const after = fs.statSync(file);
     expect([after.ino, after.mtimeMs]).toEqual([made.ino, made.mtimeMs]);
     expect(listing(pkgDir)).toBe(before);
+  }, TEST_TIMEOUT_MS);
+
+  it('imports at run time with its code cache too: a user tool loads on the first run and on the cached ones', async () => {
+    // Node 20 loses import() in a script compiled from cached data (src/dynamic-import.ts).
+    const cacheHome = path.join(tmp, 'cache-import');
+    const work = path.join(tmp, 'work-tools');
+    fs.mkdirSync(path.join(work, 'tools'), { recursive: true });
+    fs.writeFileSync(
+      path.join(work, 'tools', 'shout.mjs'),
+      [
+        "export const name = 'shout';",
+        "export const description = 'Upper-cases a text';",
+        "export const parameters = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };",
+        'export function execute(args) { return args.text.toUpperCase() + "!"; }',
+        '',
+      ].join('\n'),
+    );
+    for (let i = 0; i < 3; i++) {
+      fake.setScript({ turns: [{ tool_calls: [{ name: 'shout', arguments: { text: `call ${i}` } }] }, { content: ANSWER }] });
+      const r = await run(['run', '--quiet', 'Shout it.'], cacheHome, work);
+      expect(r.stderr, `run ${i}`).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim()).toBe(ANSWER);
+      expect(cacheFiles(cacheHome)).toHaveLength(1);
+      const last = fake.requests.filter((q) => q.path === '/api/chat').at(-1);
+      expect(JSON.stringify(last?.body?.messages)).toContain(`CALL ${i}!`);
+    }
   }, TEST_TIMEOUT_MS);
 
   it('without XDG_CACHE_HOME, keeps the cache in ~/.cache/navi', async () => {
