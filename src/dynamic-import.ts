@@ -9,7 +9,7 @@
  */
 
 /** Where main.cjs puts its `import()` (src/cli/main.cts sets it before loading the run entry). */
-export const IMPORT_KEY = '__naviImport';
+const IMPORT_KEY = '__naviImport';
 
 type Importer = (specifier: string) => Promise<unknown>;
 
