@@ -49,7 +49,6 @@ export function parseRunFast(args: readonly string[]): (GlobalArgs & Record<stri
   const command = firstPositional(args);
   if (command === undefined || args[command] !== 'run' || args[command - 1] === '--') return null;
   // Only options before `run` (firstPositional skipped them), then everything after it.
-  const leading = command;
   let parsed;
   try {
     parsed = parseArgs({ args: [...args.slice(0, command), ...args.slice(command + 1)], allowPositionals: true, strict: true, tokens: true, options: OPTIONS });
@@ -62,14 +61,14 @@ export function parseRunFast(args: readonly string[]): (GlobalArgs & Record<stri
   for (const token of parsed.tokens) {
     if (token.kind !== 'option') {
       // A positional among the leading words: not `navi [global flags] run …` after all.
-      if (token.index < leading) return null;
+      if (token.index < command) return null;
       continue;
     }
     const flag = FLAG_OF.get(token.name);
     // Given twice (or as two aliases, or --x and --no-x): yargs decides and says what happens.
     if (flag === undefined || seen.has(flag.name)) return null;
     // Before the command, only a global flag is the same flag wherever it stands.
-    if (token.index < leading && flag.commands !== 'global') return null;
+    if (token.index < command && flag.commands !== 'global') return null;
     seen.add(flag.name);
     const value = flagValue(flag, token.name, token.value);
     if (value === null) return null;
