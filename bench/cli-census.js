@@ -77,13 +77,13 @@ if (process.argv[2] === '--summary') {
   }
   const started = Date.now();
   process.on('exit', (code) => {
-    const cpu = process.cpuUsage();
+    const usage = process.resourceUsage();
     /** @type {Entry} */
     const entry = {
       args: process.argv.slice(2).map((a) => a.slice(0, 60)),
-      cpuMs: Math.round((cpu.user + cpu.system) / 1000),
-      sysMs: Math.round(cpu.system / 1000),
-      faults: process.resourceUsage().minorPageFault,
+      cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000),
+      sysMs: Math.round(usage.systemCPUTime / 1000),
+      faults: usage.minorPageFault,
       wallMs: Date.now() - started,
       code,
     };
