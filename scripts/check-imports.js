@@ -43,8 +43,9 @@ const MAY_IMPORT = {
   notify: ['base', 'config'],
   loop: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'mcp', 'sandbox', 'notify'],
   report: ['base', 'store'],
-  // The job queue (pg-boss): its own tables and SQL; the store only for the database URL's shape.
-  queue: ['base', 'store'],
+  // The job queue (pg-boss): its own tables and SQL; the store only for the database URL's shape;
+  // loop only for the loop request a job carries (loop/loop-request.ts) and turns into `navi loop`.
+  queue: ['base', 'store', 'loop'],
   // navi serve: one more front end on the agent core; cli/ imports it lazily.
   serve: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify'],
   cli: ['base', 'llm', 'tools', 'config', 'profiles', 'store', 'agent', 'loop', 'mcp', 'report', 'sandbox', 'notify', 'queue', 'serve'],

@@ -2,23 +2,10 @@
  * What a queued job holds (pg-boss's `data`, JSON) and the `navi loop` command line a worker runs
  * for it. Pure: `navi queue add` builds the data, the worker turns it into arguments.
  */
+import { LOOP_OPTION_KEYS, NEW_RUN_ONLY, type LoopOptions } from '../loop/loop-request.js';
 
-/** The loop options `navi queue add` passes on, as `navi loop` takes them. */
-export interface LoopOptions {
-  model?: string;
-  profile?: string;
-  max_iterations?: number;
-  max_tokens?: number;
-  deadline?: string;
-  iteration_timeout?: string;
-  /** Absolute path of a decisions file (JSON lines) the workers can read. */
-  decisions?: string;
-  approval?: 'none' | 'strict' | 'periodic';
-  never_pause?: boolean;
-  strategy?: 'combine' | 'radical' | 'reread';
-  /** `--sandbox` (src/sandbox/modes.ts): passed on every start, a resume included (it overrides the stored task's). */
-  sandbox?: 'off' | 'workspace-write' | 'read-only';
-}
+/** The loop options a job carries: the loop request of `navi loop` and POST /runs (src/loop/loop-request.ts), its task aside. */
+export type { LoopOptions };
 
 export interface JobData {
   /** A task file (relative to the repository, or absolute), a task name, or free text. */
@@ -36,34 +23,29 @@ export interface JobData {
   schedule_id?: string;
 }
 
-const VALUE_FLAGS: ReadonlyArray<[keyof LoopOptions, string]> = [
-  ['model', '--model'],
-  ['profile', '--profile'],
-  ['max_iterations', '--max-iterations'],
-  ['max_tokens', '--max-tokens'],
-  ['deadline', '--deadline'],
-  ['iteration_timeout', '--iteration-timeout'],
-  ['decisions', '--decisions'],
-  ['approval', '--approval'],
-  ['strategy', '--strategy'],
-  ['sandbox', '--sandbox'],
-];
+/** Options a resume leaves out: the loop settings the run keeps, and its deadline (it stays the run's first one). */
+const NOT_ON_RESUME = new Set<keyof LoopOptions>([...NEW_RUN_ONLY, 'deadline']);
 
-/** Flags `navi loop --resume` refuses (the run keeps its settings); a deadline stays the run's first one. */
-const NEW_RUN_ONLY = new Set<keyof LoopOptions>(['max_iterations', 'approval', 'never_pause', 'strategy', 'deadline']);
+/** `max_iterations` → `--max-iterations`: `navi loop`'s flag of each request field (snake_case data, kebab-case flags). */
+function flagOf(key: keyof LoopOptions): string {
+  return `--${key.replace(/_/g, '-')}`;
+}
 
 /**
  * The arguments after `navi` for this job: a new `loop TASK …` run, or `loop --resume RUN_ID …`
- * when a worker before this one started it. Always stream-json: the worker reads the run id from it.
+ * when a worker before this one started it — the request turned back into the command line
+ * `navi loop` reads it from (`loopRequestOf`), so a job's loop is set up as any other. Always
+ * stream-json: the worker reads the run id from it.
  */
 export function loopArgv(data: JobData, resumeRunId: string | null): string[] {
   const argv = resumeRunId === null ? ['loop', data.task] : ['loop', '--resume', resumeRunId];
-  for (const [key, flag] of VALUE_FLAGS) {
+  for (const key of LOOP_OPTION_KEYS) {
     const value = data.loop[key];
-    if (value === undefined || (resumeRunId !== null && NEW_RUN_ONLY.has(key))) continue;
-    argv.push(flag, String(value));
+    if (value === undefined || (resumeRunId !== null && NOT_ON_RESUME.has(key))) continue;
+    if (typeof value === 'boolean') argv.push(value ? flagOf(key) : `--no-${flagOf(key).slice(2)}`);
+    else if (Array.isArray(value)) for (const v of value) argv.push(flagOf(key), v);
+    else argv.push(flagOf(key), String(value));
   }
-  if (data.loop.never_pause === true && resumeRunId === null) argv.push('--never-pause');
   argv.push('-o', 'stream-json');
   return argv;
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { DECISION_WORDS } from '../loop/decisions.js';
+import { LoopRequestSchema } from '../loop/loop-request.js';
 
 export const errorBody = z.strictObject({
   error: z.strictObject({
@@ -134,17 +135,22 @@ export const runDetail = runSummary.extend({
 
 export const runList = z.strictObject({ runs: z.array(runSummary) });
 
-export const startRunBody = z.strictObject({
-  task: z.string().trim().min(1, 'task must name a task file or give the task text').describe('a task file path or name (tasks/fix.yaml), or the task as free text'),
-  profile: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  max_iterations: z.number().int().min(1).optional(),
-  approval: z.enum(['none', 'strict', 'periodic']).optional(),
-  never_pause: z.boolean().optional(),
-  strategy: z.enum(['combine', 'radical', 'reread']).optional(),
-  max_tokens: z.number().int().min(1).optional(),
-  deadline: z.string().optional().describe('e.g. 30m, 8h'),
-  iteration_timeout: z.string().optional().describe('e.g. 10m'),
+/**
+ * POST /runs: the loop request (src/loop/loop-request.ts) less what stays the server operator's —
+ * the sandbox (`navi serve --sandbox`), notify targets (`--notify`) and decisions files (the
+ * server answers prompts through POST /runs/{id}/decisions).
+ */
+export const startRunBody = LoopRequestSchema.pick({
+  task: true,
+  profile: true,
+  model: true,
+  max_iterations: true,
+  approval: true,
+  never_pause: true,
+  strategy: true,
+  max_tokens: true,
+  deadline: true,
+  iteration_timeout: true,
 });
 
 export const runStarted = z.strictObject({ id: z.string(), session_id: z.string(), status: z.string() });

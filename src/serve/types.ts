@@ -7,6 +7,7 @@
 import type { AgentEvent } from '../agent/events.js';
 import type { TurnOutcome } from '../agent/agent-types.js';
 import type { DecisionSource } from '../loop/decisions.js';
+import type { LoopRequest } from '../loop/loop-request.js';
 import type { LoopOutcome } from '../loop/runner.js';
 import type { Store } from '../store/types.js';
 
@@ -21,20 +22,8 @@ export interface TurnRequest {
   signal: AbortSignal;
 }
 
-/** A loop run to start (POST /runs); the options are `navi loop`'s. */
-export interface LoopRequest {
-  /** A task file path or name (as `navi loop tasks/x.yaml`), or the task as free text. */
-  task: string;
-  profile?: string;
-  model?: string;
-  max_iterations?: number;
-  approval?: 'none' | 'strict' | 'periodic';
-  never_pause?: boolean;
-  strategy?: 'combine' | 'radical' | 'reread';
-  max_tokens?: number;
-  deadline?: string;
-  iteration_timeout?: string;
-}
+/** A loop run to start (POST /runs): the loop request of `navi loop` and the queue, with the fields the API lets a caller set (api-schemas.ts `startRunBody`). */
+export type { LoopRequest } from '../loop/loop-request.js';
 
 /** What the server hands a loop it starts. */
 export interface LoopControl {

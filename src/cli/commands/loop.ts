@@ -6,55 +6,37 @@
  * `loop_mode.enabled`); a task that asks for one shot is handed back to `dispatch.ts`, which
  * runs it as `navi run` would.
  */
-import { hostname } from 'node:os';
-import { parseDuration, tryParseDuration } from '../../config/duration.js';
-import type { LoopOverride } from '../../config/load.js';
-import type { NotifyTargetConfig } from '../../config/notify-schema.js';
-import { describeError, InvalidInputError, isNaviError, printable } from '../../errors.js';
+import { describeError, InvalidInputError, isNaviError } from '../../errors.js';
 import { headlessDecisions, type DecisionSource } from '../../loop/decisions.js';
+import { NEW_RUN_ONLY } from '../../loop/loop-request.js';
 import { LOOP_ENV } from '../../loop/nesting.js';
-import { pidAlive } from '../../loop/ownership.js';
-import { planResume } from '../../loop/resume.js';
-import { runConfigOf, runTaskOf } from '../../loop/run-state.js';
-import { currentOwner, DEFAULT_ITERATION_TIMEOUT_MS, runLoop, type LoopOutcome, type LoopRunOptions } from '../../loop/runner.js';
+import { runLoop, type LoopOutcome } from '../../loop/runner.js';
 import { loopResult } from '../../loop/result-event.js';
-import { loadTaskFile, promptOnlyTask, taskLoopOverride, taskSandboxOverride, type Task } from '../../loop/task-file.js';
-import { loopNotifier, notifyTargetsFor } from '../loop-notify.js';
-import type { NaviConfig } from '../../config/schema.js';
+import { promptOnlyTask, type Task } from '../../loop/task-file.js';
 import type { Store } from '../../store/types.js';
-import type { GlobalArgs } from '../global-args.js';
+import { checkLoopOptions, loopRequestOf, type LoopFlagArgs } from '../loop-flags.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
-import { createLoopRuntime, isInteractive, loadLoopConfig } from '../loop-runtime.js';
+import { resolveTask, setUpLoop, setUpResume, type LoopStarter } from '../loop-setup.js';
 import { reportMcpWarnings } from '../mcp-runtime.js';
 import type { McpManager } from '../../mcp/mcp-manager.js';
 import type { Output } from '../output.js';
-import { reportFailure, resolveProfile, turnBase, type Runtime } from '../runtime.js';
-import { configFor, openConfiguredStore, createOutput, resolveCwd } from '../setup.js';
+import { reportFailure, turnBase } from '../runtime.js';
+import { createOutput, resolveCwd } from '../setup.js';
 import { withAgentCommand } from '../command-lifecycle.js';
 import { loopReports, type LoopReports } from '../loop-reports.js';
-import { findTaskFile, looksLikePath, taskNotFound } from '../task-lookup.js';
 
 export { LOOP_ENV };
 
-export interface LoopArgs extends GlobalArgs {
+/** `navi loop`'s flags: a loop request's (loop-flags.ts), and the task, a resume and the reports. */
+export interface LoopArgs extends LoopFlagArgs {
   task?: string[];
-  maxIterations?: number;
-  approval?: 'none' | 'strict' | 'periodic';
-  neverPause?: boolean;
-  strategy?: 'combine' | 'radical' | 'reread';
-  decisions?: string;
   resume?: string;
   extend?: number;
   /** `--clarify TEXT` (with --resume): a clarification for the model. */
   clarify?: string;
-  maxTokens?: number;
-  deadline?: string;
-  iterationTimeout?: string;
   /** `--junit FILE` / `--summary FILE` (loop-reports.ts). */
   junit?: string;
   summary?: string;
-  /** `--notify URL` (repeatable: a list when given more than once). */
-  notify?: string | string[];
 }
 
 /** How `navi run` hands over: the prompt it read and why it entered loop mode. */
@@ -64,33 +46,17 @@ export interface LoopEntry {
   autoEntered?: string;
 }
 
-/**
- * The task as the run stores it: with the sandbox it runs in, so that `--resume` runs there too
- * (a sandbox from `--sandbox` or the config is not in the task file). `--sandbox` on the resume
- * still overrides it.
- */
-function withEffectiveSandbox(t: Task, sandbox: NaviConfig['sandbox']): Task {
-  return sandbox.mode === 'off' ? t : { ...t, sandbox: { ...sandbox } };
-}
-
-function positiveInt(value: number | undefined, flag: string): void {
-  if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
-    throw new InvalidInputError('flag_invalid', `${flag} must be a positive whole number (got ${String(value)})`);
-  }
-}
-
 function checkFlags(args: LoopArgs, entry: LoopEntry): void {
-  positiveInt(args.maxIterations, '--max-iterations');
-  positiveInt(args.maxTokens, '--max-tokens');
-  positiveInt(args.extend, '--extend');
-  if (args.deadline !== undefined) parseDuration(args.deadline, '--deadline');
-  if (args.iterationTimeout !== undefined) parseDuration(args.iterationTimeout, '--iteration-timeout');
+  checkLoopOptions(loopRequestOf(args), 'flags');
+  if (args.extend !== undefined && (!Number.isInteger(args.extend) || args.extend < 1)) {
+    throw new InvalidInputError('flag_invalid', `--extend must be a positive whole number (got ${String(args.extend)})`);
+  }
   const nested = process.env[LOOP_ENV];
   if (nested) throw new InvalidInputError('loop_nested', `loops never nest: this navi runs inside loop run ${nested}; do the work directly instead`);
   if (args.resume !== undefined) {
     if ((args.task ?? []).length > 0 || entry.prompt !== undefined) throw new InvalidInputError('flag_invalid', 'give a task or --resume RUN_ID, not both');
-    const fresh = (['maxIterations', 'approval', 'neverPause', 'strategy'] as const).filter((k) => args[k] !== undefined);
-    if (fresh.length > 0) {
+    const options = loopRequestOf(args);
+    if (NEW_RUN_ONLY.some((k) => options[k] !== undefined)) {
       throw new InvalidInputError('flag_invalid', 'a resumed run keeps its loop settings; --max-iterations, --approval, --never-pause and --strategy apply to new runs (use --extend N for more iterations)');
     }
   } else if (args.extend !== undefined) {
@@ -101,45 +67,9 @@ function checkFlags(args: LoopArgs, entry: LoopEntry): void {
   if (args.clarify !== undefined && args.clarify.trim() === '') throw new InvalidInputError('flag_invalid', '--clarify: give the clarification text');
 }
 
-/**
- * The task (issue 18 item 7): a task file named by path (`.yaml` may be left off) or by the name
- * `navi tasks list` prints; else the words as a free-text prompt. A lone word is never free text
- * (one that names no task is exit 2 with the names near it), nor is a word that looks like a path;
- * words after a task file are exit 2 (the file holds its prompt).
- */
-export function resolveTask(words: readonly string[], cwd: string): Task {
-  const text = words.join(' ').trim();
-  if (text === '') throw new InvalidInputError('task_missing', 'navi loop: give a task file (tasks/fix.yaml), a task name (navi tasks list), or a prompt in quotes, or --resume RUN_ID');
-  const first = (words[0] ?? '').trim();
-  const oneToken = !/\s/.test(first);
-  const file = oneToken ? findTaskFile(first, cwd) : null;
-  if (file !== null) {
-    if (words.length > 1) {
-      throw new InvalidInputError(
-        'task_extra_words',
-        `extra words after the task file ${first}: '${printable(words.slice(1).join(' '))}'. A task file holds its prompt: put them in it, or quote the whole free-text task (navi loop "…")`,
-      );
-    }
-    return loadTaskFile(file.path, file.display);
-  }
-  if (oneToken && (words.length === 1 || looksLikePath(first))) throw taskNotFound(first, cwd);
-  return promptOnlyTask(text);
-}
-
-/** The `navi loop` flags that set loop_mode keys, as the highest loop override. */
-function flagOverride(args: LoopArgs): LoopOverride | undefined {
-  const values: Record<string, unknown> = {};
-  if (args.maxIterations !== undefined) values.max_iterations = args.maxIterations;
-  if (args.approval !== undefined) values.iteration_approval = args.approval;
-  if (args.neverPause !== undefined) values.never_pause_on_stagnation = args.neverPause;
-  if (args.strategy !== undefined) values.stagnation_diversify_strategy = args.strategy;
-  return Object.keys(values).length === 0 ? undefined : { source: 'command line', key: 'loop_mode', values };
-}
-
-function decisionSource(args: LoopArgs, cwd: string, interactive: boolean, output: Output): DecisionSource {
-  // yargs hands `--decisions -` over as an empty string.
-  if (args.decisions === '-' || args.decisions === '') return stdinDecisions();
-  if (args.decisions !== undefined) return fileDecisions(args.decisions, cwd);
+function decisionSource(file: string | undefined, cwd: string, interactive: boolean, output: Output): DecisionSource {
+  if (file === '-') return stdinDecisions();
+  if (file !== undefined) return fileDecisions(file, cwd);
   return interactive ? terminalDecisions({ echoMenu: output.mode !== 'text' }) : headlessDecisions;
 }
 
@@ -203,89 +133,37 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
       if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
       return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
     });
-    let rt: Runtime;
-    const notices: string[] = entry.autoEntered !== undefined ? [entry.autoEntered] : [];
-    let opts: Omit<LoopRunOptions, 'turn' | 'signal'>;
-    let notifyTargets: NotifyTargetConfig[];
-    if (args.resume !== undefined) {
-      const env = process.env;
-      const base = configFor(args, baseCwd);
-      // A resumed run's task keeps no notify targets (they may hold secrets): config and --notify.
-      notifyTargets = notifyTargetsFor(base.config, undefined, args.notify, env);
-      store = openConfiguredStore(base.config, env);
-      const run = await (await store).loopRuns.get(args.resume);
-      if (run === null) throw new InvalidInputError('run_not_found', `no loop run '${args.resume}'; see: navi runs list`);
-      const now = Date.now();
-      const plan = planResume(run, {
-        extend: args.extend ?? 0,
-        ...(args.clarify !== undefined ? { clarify: args.clarify } : {}),
-        ...(args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}),
-        ...(args.deadline !== undefined ? { deadlineMs: parseDuration(args.deadline, '--deadline') } : {}),
-        now,
-        me: { pid: process.pid, host: hostname() },
-        isAlive: pidAlive,
-      });
-      if (plan.note !== null) notices.push(plan.note);
-      const stored = runConfigOf(run);
-      task = runTaskOf(run);
-      // The stored task keeps its `sandbox`: a resumed run is sandboxed as it started (--sandbox still overrides).
-      const sandboxOverride = taskSandboxOverride(task);
-      rt = await createLoopRuntime(args, output, { cwd: run.cwd, loopOverrides: sandboxOverride ? [sandboxOverride] : [], store });
-      mcp = rt.mcp;
-      const decisions = decisionSource(args, baseCwd, rt.interactive, output);
-      requireDecider(stored.loop_mode.iteration_approval, decisions);
-      const profileId = args.profile ?? stored.profile;
-      resolveProfile(rt, profileId);
-      opts = {
-        task,
-        loop: stored.loop_mode,
-        profileId,
-        maxTokens: plan.maxTokens,
-        deadlineAt: plan.deadlineAt,
-        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : stored.iteration_timeout_s * 1000,
-        decisions,
-        owner: currentOwner(now),
-        resume: { run, extend: args.extend ?? 0, ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) },
-      };
-    } else {
-      const t = task as Task;
-      const overrides = [taskLoopOverride(t), taskSandboxOverride(t), flagOverride(args)].filter((o): o is LoopOverride => o !== undefined);
-      const cwd = t.cwd ?? baseCwd;
-      // Settings and who answers prompts are checked before anything is opened (exit 2, no database).
-      const loaded = loadLoopConfig(args, cwd, overrides);
-      const loop = loaded.config.loop_mode;
-      notifyTargets = notifyTargetsFor(loaded.config, t, args.notify, process.env);
-      const decisions = decisionSource(args, baseCwd, isInteractive(process.env), output);
-      requireDecider(loop.iteration_approval, decisions);
-      rt = await createLoopRuntime(args, output, { cwd, loopOverrides: overrides, loaded });
-      mcp = rt.mcp;
-      store = rt.store;
-      const profileId = args.profile ?? t.profile ?? rt.config.default_profile;
-      resolveProfile(rt, profileId);
-      const deadlineMs =
-        args.deadline !== undefined
-          ? parseDuration(args.deadline, '--deadline')
-          : (t.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined));
-      opts = {
-        task: withEffectiveSandbox(t, rt.config.sandbox),
-        loop,
-        profileId,
-        maxTokens: args.maxTokens ?? t.maxTokens ?? rt.config.budget.max_tokens ?? null,
-        deadlineAt: deadlineMs === undefined ? null : new Date(started + deadlineMs),
-        iterationTimeoutMs: args.iterationTimeout !== undefined ? parseDuration(args.iterationTimeout, '--iteration-timeout') : DEFAULT_ITERATION_TIMEOUT_MS,
-        decisions,
-        owner: currentOwner(started),
-      };
-    }
+    const request = loopRequestOf(args);
+    const starter: LoopStarter = {
+      args,
+      output,
+      baseCwd,
+      env: process.env,
+      naming: 'flags',
+      source: 'command line',
+      started,
+      decisions: (loop, interactive) => {
+        const source = decisionSource(request.decisions, baseCwd, interactive, output);
+        requireDecider(loop.iteration_approval, source);
+        return source;
+      },
+    };
+    const prepared =
+      args.resume !== undefined
+        ? await setUpResume({ ...request, run_id: args.resume, ...(args.extend !== undefined ? { extend: args.extend } : {}), ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) }, starter)
+        : await setUpLoop(request, task as Task, starter);
+    const runtime = prepared.rt;
+    store = runtime.store;
+    mcp = runtime.mcp;
+    task = prepared.options.task;
+    const notices: string[] = [...(entry.autoEntered !== undefined ? [entry.autoEntered] : []), ...prepared.notices];
+    const opts = prepared.options;
     output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
-    const runtime = rt;
-    const notify = await loopNotifier(notifyTargets, rt.config, process.env);
     const events = runLoop(
       {
         ...opts,
         turn: turnBase(runtime, stop.signal, { loop: true }),
         signal: stop.signal,
-        ...notify,
         onOpen: ({ runId, sessionId }) => {
           ids.runId = runId;
           ids.sessionId = sessionId;

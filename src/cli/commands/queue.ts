@@ -7,7 +7,6 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseDuration } from '../../config/duration.js';
 import { InvalidInputError, NotFoundError, StorageError, describeError } from '../../errors.js';
 import { checkCron } from '../../queue/cron.js';
 import type PgBoss from 'pg-boss';
@@ -16,24 +15,17 @@ import { isGitUrl, type JobData, type LoopOptions } from '../../queue/job-data.j
 import type { JobView } from '../../queue/list.js';
 import { requirePostgres } from '../../queue/require-postgres.js';
 import type { GlobalArgs } from '../global-args.js';
+import { checkLoopOptions, loopRequestOf, type LoopFlagArgs } from '../loop-flags.js';
 import { printJson, resolveCwd, setup } from '../setup.js';
 import { terminalSafe } from '../terminal-text.js';
 
-export interface QueueAddArgs extends GlobalArgs {
+/** `navi queue add`'s flags: a loop request's (loop-flags.ts, as `navi loop` reads them), and where and when the job runs. */
+export interface QueueAddArgs extends LoopFlagArgs {
   task?: string;
   repo?: string;
   branch?: string;
   cron?: string;
   priority?: number;
-  maxIterations?: number;
-  maxTokens?: number;
-  deadline?: string;
-  iterationTimeout?: string;
-  decisions?: string;
-  approval?: 'none' | 'strict' | 'periodic';
-  neverPause?: boolean;
-  strategy?: 'combine' | 'radical' | 'reread';
-  sandbox?: 'off' | 'workspace-write' | 'read-only';
 }
 
 type Args = GlobalArgs & Record<string, unknown>;
@@ -84,33 +76,20 @@ function taskInRepo(task: string, repo: string, cwd: string): string {
 export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
   const task = (args.task ?? '').trim();
   if (task === '') throw new InvalidInputError('task_missing', 'navi queue add: give a task file (relative to the repository), a task name, or a prompt in quotes');
-  for (const [flag, v] of [['--max-iterations', args.maxIterations], ['--max-tokens', args.maxTokens]] as const) {
-    if (v !== undefined && (!Number.isInteger(v) || v < 1)) throw new InvalidInputError('flag_invalid', `${flag} must be a positive whole number (got ${String(v)})`);
-  }
-  if (args.deadline !== undefined) parseDuration(args.deadline, '--deadline');
-  if (args.iterationTimeout !== undefined) parseDuration(args.iterationTimeout, '--iteration-timeout');
+  const request = loopRequestOf(args);
+  checkLoopOptions(request, 'flags');
   let decisions: string | undefined;
-  if (args.decisions !== undefined) {
-    if (args.decisions === '-' || args.decisions === '') throw new InvalidInputError('flag_invalid', '--decisions -: a queued job has no stdin; give a decisions file the workers can read');
-    decisions = path.resolve(cwd, args.decisions);
-    if (!existsSync(decisions)) throw new InvalidInputError('file_not_found', `--decisions ${args.decisions}: no such file`);
+  if (request.decisions !== undefined) {
+    if (request.decisions === '-') throw new InvalidInputError('flag_invalid', '--decisions -: a queued job has no stdin; give a decisions file the workers can read');
+    decisions = path.resolve(cwd, request.decisions);
+    if (!existsSync(decisions)) throw new InvalidInputError('file_not_found', `--decisions ${request.decisions}: no such file`);
   }
-  if (args.approval !== undefined && args.approval !== 'none' && decisions === undefined) {
-    throw new InvalidInputError('approval_needs_decider', `--approval ${args.approval}: a queued job runs headless and nobody can answer; pass --decisions FILE too, or use --approval none`);
+  if (request.approval !== undefined && request.approval !== 'none' && decisions === undefined) {
+    throw new InvalidInputError('approval_needs_decider', `--approval ${request.approval}: a queued job runs headless and nobody can answer; pass --decisions FILE too, or use --approval none`);
   }
-  const loop: LoopOptions = {
-    ...(args.model !== undefined ? { model: args.model } : {}),
-    ...(args.profile !== undefined ? { profile: args.profile } : {}),
-    ...(args.maxIterations !== undefined ? { max_iterations: args.maxIterations } : {}),
-    ...(args.maxTokens !== undefined ? { max_tokens: args.maxTokens } : {}),
-    ...(args.deadline !== undefined ? { deadline: args.deadline } : {}),
-    ...(args.iterationTimeout !== undefined ? { iteration_timeout: args.iterationTimeout } : {}),
-    ...(decisions !== undefined ? { decisions } : {}),
-    ...(args.approval !== undefined ? { approval: args.approval } : {}),
-    ...(args.neverPause === true ? { never_pause: true } : {}),
-    ...(args.strategy !== undefined ? { strategy: args.strategy } : {}),
-    ...(args.sandbox !== undefined ? { sandbox: args.sandbox } : {}),
-  };
+  // The workers' own config and flags decide notifications (a job's --notify is not a queue add flag).
+  const { notify: _notify, never_pause: neverPause, ...rest } = request;
+  const loop: LoopOptions = { ...rest, ...(neverPause === true ? { never_pause: true } : {}), ...(decisions !== undefined ? { decisions } : {}) };
   const repo = repoOf(args.repo, cwd);
   return { task: taskInRepo(task, repo, cwd), repo, ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };
 }

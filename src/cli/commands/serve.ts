@@ -8,21 +8,18 @@
  * start-up path of other commands.
  */
 import { readFileSync } from 'node:fs';
-import { parseDuration, tryParseDuration } from '../../config/duration.js';
-import type { LoopOverride } from '../../config/load.js';
 import { EXIT, InvalidInputError } from '../../errors.js';
 import { PACKAGE_ROOT_URL } from '../../package-root.js';
 import { toolsForProfile } from '../../agent/agent.js';
 import type { AgentInfo, LoopRequest, ServeDeps, StartedLoop, LoopControl } from '../../serve/types.js';
 import { withAgentCommand } from '../command-lifecycle.js';
 import type { GlobalArgs } from '../global-args.js';
-import { createLoopRuntime, loadLoopConfig } from '../loop-runtime.js';
+import { listFlag } from '../agent-flags.js';
+import { resolveTask, setUpLoop } from '../loop-setup.js';
 import type { Output } from '../output.js';
 import { createRuntime, resolveProfile, turnBase, type Runtime } from '../runtime.js';
 import { resolveCwd } from '../setup.js';
 import { jsonLine } from '../terminal-text.js';
-import { loopNotifier, notifyTargetsFor } from '../loop-notify.js';
-import { resolveTask } from './loop.js';
 
 interface ServeArgs extends GlobalArgs {
   host?: string;
@@ -64,61 +61,39 @@ function agentsOf(rt: Runtime): AgentInfo[] {
   return list.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** A loop override from POST /runs's options (above the task's, as `navi loop`'s flags are). */
-function requestOverride(req: LoopRequest): LoopOverride | undefined {
-  const values: Record<string, unknown> = {};
-  if (req.max_iterations !== undefined) values.max_iterations = req.max_iterations;
-  if (req.approval !== undefined) values.iteration_approval = req.approval;
-  if (req.never_pause !== undefined) values.never_pause_on_stagnation = req.never_pause;
-  if (req.strategy !== undefined) values.stagnation_diversify_strategy = req.strategy;
-  return Object.keys(values).length === 0 ? undefined : { source: 'POST /runs', key: 'loop_mode', values };
-}
-
-/** A loop run set up as `navi loop` sets one up (task, configuration, runtime, profile), on the server's store. */
+/**
+ * A loop run started by POST /runs, set up by the one loop set-up `navi loop` uses (loop-setup.ts)
+ * on the server's store: the body's options over the server's flags (`--profile`, `--model`,
+ * `--sandbox`, `--notify`), so the stored run keeps the sandbox it really runs in.
+ */
 async function startLoop(args: ServeArgs, base: Runtime, output: Output, req: LoopRequest, control: LoopControl, pageBase: string | undefined): Promise<StartedLoop> {
-  const [{ runLoop, currentOwner, DEFAULT_ITERATION_TIMEOUT_MS }, { taskLoopOverride, taskSandboxOverride }] = await Promise.all([
-    import('../../loop/runner.js'),
-    import('../../loop/task-file.js'),
-  ]);
+  const { runLoop } = await import('../../loop/runner.js');
   const task = resolveTask([req.task], base.cwd);
   if (!task.loopMode) throw new InvalidInputError('task_one_shot', `${task.name}: the task asks for one shot (${task.oneShotReason ?? 'loop_mode: false'}); use POST /sessions and a message instead`);
-  const deadlineMs = req.deadline !== undefined ? parseDuration(req.deadline, 'deadline') : undefined;
-  const iterationTimeoutMs = req.iteration_timeout !== undefined ? parseDuration(req.iteration_timeout, 'iteration_timeout') : DEFAULT_ITERATION_TIMEOUT_MS;
-  const runArgs: ServeArgs = { ...args, ...(req.model !== undefined ? { model: req.model } : {}) };
-  // As `navi loop`: the task file's sandbox above the config's, `--sandbox` (serve's) above both.
-  const overrides = [taskLoopOverride(task), taskSandboxOverride(task), requestOverride(req)].filter((o): o is LoopOverride => o !== undefined);
-  const cwd = task.cwd ?? base.cwd;
-  const loaded = loadLoopConfig(runArgs, cwd, overrides);
-  const notifyTargets = notifyTargetsFor(loaded.config, task, args.notify, process.env);
-  const rt = await createLoopRuntime(runArgs, output, { cwd, loopOverrides: overrides, loaded, store: base.store, interactive: false });
-  try {
-    const profileId = req.profile ?? args.profile ?? task.profile ?? rt.config.default_profile;
-    resolveProfile(rt, profileId);
-    const started = Date.now();
-    const notify = await loopNotifier(notifyTargets, rt.config, process.env, pageBase);
-    const deadline = deadlineMs ?? task.deadlineMs ?? (rt.config.budget.deadline !== undefined ? tryParseDuration(rt.config.budget.deadline) : undefined);
-    const events = runLoop(
-      {
-        task,
-        loop: rt.config.loop_mode,
-        profileId,
-        maxTokens: req.max_tokens ?? task.maxTokens ?? rt.config.budget.max_tokens ?? null,
-        deadlineAt: deadline === undefined ? null : new Date(started + deadline),
-        iterationTimeoutMs,
-        decisions: control.decisions,
-        owner: currentOwner(started),
-        turn: turnBase(rt, control.signal, { loop: true }),
-        signal: control.signal,
-        onOpen: ({ runId, sessionId }) => control.onOpen({ runId, sessionId }),
-        ...notify,
-      },
-      { agent: rt.agent, store: await rt.store },
-    );
-    return { events, close: async () => void (await rt.mcp?.close()) };
-  } catch (err) {
-    await rt.mcp?.close();
-    throw err;
-  }
+  const { task: _words, ...options } = req;
+  const prepared = await setUpLoop(
+    { ...options, ...(options.profile === undefined && args.profile !== undefined ? { profile: args.profile } : {}), ...(args.notify !== undefined ? { notify: listFlag(args.notify) } : {}) },
+    task,
+    {
+      args,
+      output,
+      baseCwd: base.cwd,
+      env: process.env,
+      naming: 'fields',
+      source: 'POST /runs',
+      store: base.store,
+      interactive: false,
+      decisions: () => control.decisions,
+      ...(pageBase !== undefined ? { serverBase: pageBase } : {}),
+      started: Date.now(),
+    },
+  );
+  const { rt } = prepared;
+  const events = runLoop(
+    { ...prepared.options, turn: turnBase(rt, control.signal, { loop: true }), signal: control.signal, onOpen: ({ runId, sessionId }) => control.onOpen({ runId, sessionId }) },
+    { agent: rt.agent, store: await rt.store },
+  );
+  return { events, close: async () => void (await rt.mcp?.close()) };
 }
 
 export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
