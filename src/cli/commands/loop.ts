@@ -127,77 +127,76 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         await reporting.write({ store: opened, runId: ids.runId, taskName: task?.name ?? args.resume ?? 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
       },
     },
-    // The body keeps the indentation it had inside try {}: loop-truth edits it on another branch.
     async ({ output, stop, ids, onClose, settle }) => {
-    onClose(() => {
-      if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
-      return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
-    });
-    const request = loopRequestOf(args);
-    const starter: LoopStarter = {
-      args,
-      output,
-      baseCwd,
-      env: process.env,
-      naming: 'flags',
-      source: 'command line',
-      started,
-      decisions: (loop, interactive) => {
-        const source = decisionSource(request.decisions, baseCwd, interactive, output);
-        requireDecider(loop.iteration_approval, source);
-        return source;
-      },
-    };
-    const prepared =
-      args.resume !== undefined
-        ? await setUpResume({ ...request, run_id: args.resume, ...(args.extend !== undefined ? { extend: args.extend } : {}), ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) }, starter)
-        : await setUpLoop(request, task as Task, starter);
-    const runtime = prepared.rt;
-    store = runtime.store;
-    mcp = runtime.mcp;
-    task = prepared.options.task;
-    const notices: string[] = [...(entry.autoEntered !== undefined ? [entry.autoEntered] : []), ...prepared.notices];
-    const opts = prepared.options;
-    output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
-    const events = runLoop(
-      {
-        ...opts,
-        turn: turnBase(runtime, stop.signal, { loop: true }),
-        signal: stop.signal,
-        onOpen: ({ runId, sessionId }) => {
-          ids.runId = runId;
-          ids.sessionId = sessionId;
-          output.setSession(sessionId, runId);
-          reportMcpWarnings(runtime.mcp, output);
-          // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
-          process.env[LOOP_ENV] = runId;
+      onClose(() => {
+        if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
+        return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
+      });
+      const request = loopRequestOf(args);
+      const starter: LoopStarter = {
+        args,
+        output,
+        baseCwd,
+        env: process.env,
+        naming: 'flags',
+        source: 'command line',
+        started,
+        decisions: (loop, interactive) => {
+          const source = decisionSource(request.decisions, baseCwd, interactive, output);
+          requireDecider(loop.iteration_approval, source);
+          return source;
         },
-      },
-      { agent: runtime.agent, store: await store },
-    );
-    let outcome: LoopOutcome;
-    for (;;) {
-      const step = await events.next();
-      if (step.done) {
-        outcome = step.value;
-        break;
-      }
-      output.event(step.value);
-      if (step.value.type === 'loop_started') {
-        for (const n of notices.splice(0)) {
-          if (output.mode === 'stream-json' && !args.quiet) output.diagnostic(`navi: ${n}`);
-          output.event({ type: 'warning', code: entry.autoEntered === n ? 'loop_mode_entered' : 'loop_run_taken_over', message: n });
+      };
+      const prepared =
+        args.resume !== undefined
+          ? await setUpResume({ ...request, run_id: args.resume, ...(args.extend !== undefined ? { extend: args.extend } : {}), ...(args.clarify !== undefined ? { clarify: args.clarify } : {}) }, starter)
+          : await setUpLoop(request, task as Task, starter);
+      const runtime = prepared.rt;
+      store = runtime.store;
+      mcp = runtime.mcp;
+      task = prepared.options.task;
+      const notices: string[] = [...(entry.autoEntered !== undefined ? [entry.autoEntered] : []), ...prepared.notices];
+      const opts = prepared.options;
+      output.setLoopDisplay({ showStatusBlock: opts.loop.show_status_block });
+      const events = runLoop(
+        {
+          ...opts,
+          turn: turnBase(runtime, stop.signal, { loop: true }),
+          signal: stop.signal,
+          onOpen: ({ runId, sessionId }) => {
+            ids.runId = runId;
+            ids.sessionId = sessionId;
+            output.setSession(sessionId, runId);
+            reportMcpWarnings(runtime.mcp, output);
+            // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
+            process.env[LOOP_ENV] = runId;
+          },
+        },
+        { agent: runtime.agent, store: await store },
+      );
+      let outcome: LoopOutcome;
+      for (;;) {
+        const step = await events.next();
+        if (step.done) {
+          outcome = step.value;
+          break;
+        }
+        output.event(step.value);
+        if (step.value.type === 'loop_started') {
+          for (const n of notices.splice(0)) {
+            if (output.mode === 'stream-json' && !args.quiet) output.diagnostic(`navi: ${n}`);
+            output.event({ type: 'warning', code: entry.autoEntered === n ? 'loop_mode_entered' : 'loop_run_taken_over', message: n });
+          }
         }
       }
-    }
-    settle(runtime.exchanges);
-    const errors = outcome.message === null ? [] : [outcome.message];
-    if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
-    if (outcome.status === 'aborted' && outcome.reason !== 'user_aborted') errors.push(`continue it with a clarification: navi loop --resume ${outcome.runId} --clarify "what the model missed"`);
-    const result = loopResult(outcome, started, errors);
-    await output.result(result);
-    await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: result.exit_code });
-    return result.exit_code;
+      settle(runtime.exchanges);
+      const errors = outcome.message === null ? [] : [outcome.message];
+      if (outcome.status !== 'completed' && outcome.status !== 'aborted') errors.push(`resume with: navi loop --resume ${outcome.runId}${outcome.reason === 'max_iterations' ? ' --extend 3' : ''}`);
+      if (outcome.status === 'aborted' && outcome.reason !== 'user_aborted') errors.push(`continue it with a clarification: navi loop --resume ${outcome.runId} --clarify "what the model missed"`);
+      const result = loopResult(outcome, started, errors);
+      await output.result(result);
+      await reporting.write({ store: await store, runId: outcome.runId, taskName: task?.name ?? 'loop', exitCode: result.exit_code });
+      return result.exit_code;
     },
   );
 }
