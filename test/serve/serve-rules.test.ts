@@ -4,7 +4,8 @@
  * stream's replay for late subscribers, and the decision source the API answers.
  */
 import { describe, expect, it } from 'vitest';
-import { bearerToken, isLoopbackHost, sameToken, TicketBook, ticketFromProtocols } from '../../src/serve/auth.js';
+import { bearerToken, sameToken, TicketBook, ticketFromProtocols } from '../../src/serve/auth.js';
+import { isLoopbackHost } from '../../src/serve/request-guard.js';
 import { EventStream } from '../../src/serve/event-stream.js';
 import { statusBlockFields } from '../../src/serve/run-views.js';
 import { ServerDecisions } from '../../src/serve/server-decisions.js';
