@@ -13,7 +13,7 @@ import { chmodSync, chownSync, existsSync, readFileSync, statSync } from 'node:f
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { CLI_PATH, type NaviProcess } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
 import { scenario } from '../scenario/helpers.js';
@@ -253,6 +253,12 @@ describe('navi serve: only the user gets in', () => {
           const env = s.env();
           const cmd = `exec ${process.execPath} ${CLI_PATH} serve --port 0 --ollama-host ${s.fake.url}`;
           const child = spawn('script', ['-qefc', cmd, '/dev/null'], { cwd: s.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+          const exited = new Promise((resolve) => child.on('exit', resolve));
+          // script passes SIGTERM on to navi serve; also when the test fails before it would.
+          onTestFinished(async () => {
+            if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+            await exited;
+          });
           let screen = '';
           const signed = await new Promise<string>((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`no sign-in URL:\n${screen}`)), HANG_GUARD_MS);
@@ -265,7 +271,6 @@ describe('navi serve: only the user gets in', () => {
               }
             });
           });
-          const exited = new Promise((resolve) => child.on('exit', resolve));
           if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
           await exited;
           const url = new URL(signed);
