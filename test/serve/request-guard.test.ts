@@ -3,10 +3,10 @@
  * own, which Origins are its own page's, which bodies get through, what `--allowed-host` takes;
  * and the kept token file (made 0600, reused, replaced when not trustworthy).
  */
-import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   checkBodyHeaders,
   checkHost,
@@ -169,7 +169,12 @@ describe('isLoopbackHost', () => {
 
 describe('the kept token file', () => {
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-  const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'navi-token-')), 'pgdata');
+  const scratch = (prefix: string): string => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  };
+  const fresh = (): string => join(scratch('navi-token-'), 'pgdata');
 
   it('is made 0600 in a private directory, then reused', () => {
     const dir = fresh();
@@ -221,7 +226,7 @@ describe('the kept token file', () => {
   });
 
   it('refuses a directory that is not navi’s', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'navi-token-foreign-'));
+    const dir = scratch('navi-token-foreign-');
     writeFileSync(join(dir, 'notes.txt'), 'mine');
     expect(() => keepToken(dir)).toThrow(/is not a navi data directory/);
     expect(() => readFileSync(join(dir, TOKEN_FILE))).toThrow();
