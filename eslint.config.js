@@ -29,7 +29,7 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
-        ['document', 'window', 'location', 'fetch', 'WebSocket', 'sessionStorage', 'requestAnimationFrame', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'Node', 'URL', 'FormData', 'console'].map((name) => [name, 'readonly']),
+        ['document', 'window', 'location', 'fetch', 'WebSocket', 'sessionStorage', 'history', 'requestAnimationFrame', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'Node', 'URL', 'FormData', 'console'].map((name) => [name, 'readonly']),
       ),
     },
   },

@@ -9,6 +9,7 @@
  * - events per second delivered, frames each subscriber got, and the server's peak RSS (info:
  *   memory stays bounded because a cut-off subscriber's backlog is dropped).
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -51,8 +52,12 @@ interface Server {
   stderr: () => string;
 }
 
+/** navi serve always wants a token (issue 35): the bench gives one, and sends it everywhere. */
+const TOKEN = randomBytes(24).toString('base64url');
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+
 async function startServe(ctx: ServeBenchContext): Promise<Server> {
-  const child = spawn(process.execPath, [ctx.main, 'serve', '--port', '0', '-o', 'json'], { cwd: ctx.work, env: ctx.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [ctx.main, 'serve', '--port', '0', '-o', 'json'], { cwd: ctx.work, env: { ...ctx.env, NAVI_SERVE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -68,13 +73,13 @@ async function startServe(ctx: ServeBenchContext): Promise<Server> {
 }
 
 async function api(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${url}${path}`, { method, ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${url}${path}`, { method, headers: { ...AUTH, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   return (await res.json()) as Record<string, unknown>;
 }
 
 /** A stalled subscriber: open, then its socket paused (it reads nothing more). */
 function stalledReader(url: string, sessionId: string): Promise<WebSocket> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`);
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`, { headers: AUTH });
   return new Promise((resolve, reject) => {
     ws.once('open', () => {
       ws.pause();
@@ -86,7 +91,10 @@ function stalledReader(url: string, sessionId: string): Promise<WebSocket> {
 
 /** `n` reading subscribers in their own process: resolves when all are open, then with their frame counts. */
 async function readers(url: string, sessionId: string, n: number): Promise<{ child: ChildProcess; frames: Promise<number[]> }> {
-  const child = spawn(process.execPath, [READERS, `${url.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [READERS, `${url.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`, String(n)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NAVI_SERVE_TOKEN: TOKEN },
+  });
   let out = '';
   let ready: () => void = () => undefined;
   const isReady = new Promise<void>((resolve) => (ready = resolve));

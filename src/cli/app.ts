@@ -343,11 +343,13 @@ export async function main(args: string[]): Promise<void> {
           path: 'serve',
           uses: ['db', 'ollama', 'profile'],
           examples: [
-            ['navi serve', 'http://127.0.0.1:7777 (this machine only)'],
-            ['NAVI_SERVE_TOKEN=$(openssl rand -hex 16) navi serve --host 0.0.0.0', 'reachable from other machines: a token is required'],
-            ['navi serve --port 0 -o json', 'any free port; one JSON line says which'],
+            ['navi serve', 'http://127.0.0.1:7777 (this machine only); prints the address that signs the page in'],
+            ['navi serve --port 0 -o json', 'any free port; one JSON line says which, and the token file'],
+            ['NAVI_SERVE_TOKEN=$(openssl rand -hex 16) navi serve --host 0.0.0.0 --allowed-host box.lan', 'reachable from other machines (plain HTTP) as box.lan'],
           ],
-          epilog: 'API: README "Server" and GET /openapi.json. Exit codes: 2 invalid input (also: another address without a token, the port in use); 130 stopped by SIGINT/SIGTERM (running turns and loops saved).',
+          epilog:
+            'Always a token: --token/NAVI_SERVE_TOKEN, else one kept in navi-serve-token in the data directory. Host must be loopback, the address listened on or an --allowed-host, Origin the page\'s own (403); bodies JSON (415), 1 MB at most (413). ' +
+            'API: README "Server" and GET /openapi.json. Exit codes: 2 invalid input (also: a bad token or --allowed-host, the port in use); 130 stopped by SIGINT/SIGTERM (running turns and loops saved).',
         }),
       lazy(async () => (await import('./commands/serve.js')).serveCommand, sink),
     )

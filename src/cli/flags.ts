@@ -188,14 +188,28 @@ export const FLAGS: readonly Flag[] = [
   { name: 'summary', kind: 'string', requiresArg: true, commands: ['loop'], complete: 'files', describe: 'Write a Markdown summary of the run to FILE (also appended to $GITHUB_STEP_SUMMARY when set)' },
 
   // navi serve (src/serve/).
-  { name: 'host', kind: 'string', requiresArg: true, default: '127.0.0.1', commands: ['serve'], describe: 'Address to listen on (default 127.0.0.1; any other address needs a token)' },
+  {
+    name: 'host',
+    kind: 'string',
+    requiresArg: true,
+    default: '127.0.0.1',
+    commands: ['serve'],
+    describe: 'Address to listen on (default 127.0.0.1; another is reachable from other machines over plain HTTP)',
+  },
   { name: 'port', kind: 'integer', requiresArg: true, default: 7777, min: 0, commands: ['serve'], describe: 'Port to listen on (default 7777; 0 picks a free one)' },
   {
     name: 'token',
     kind: 'string',
     requiresArg: true,
     commands: ['serve'],
-    describe: 'Bearer token every API request and WebSocket must carry (NAVI_SERVE_TOKEN is better: a flag shows in ps); never printed',
+    describe: 'Bearer token every API request and WebSocket must carry (else NAVI_SERVE_TOKEN, else one navi keeps in its data directory; a flag shows in ps); never printed',
+  },
+  {
+    name: 'allowed-host',
+    kind: 'string',
+    requiresArg: true,
+    commands: ['serve'],
+    describe: 'Also answer requests whose Host is NAME (repeatable; .example.com: it and its subdomains; *: any); else only loopback names and the address listened on (403)',
   },
 
   // The listing and showing commands.

@@ -6,7 +6,7 @@ import { describeError, isNaviError } from '../errors.js';
 
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 404 | 409 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503,
     readonly code: string,
     message: string,
   ) {

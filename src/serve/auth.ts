@@ -1,13 +1,12 @@
 /**
- * Who may talk to `navi serve`. Loopback needs no token; any other address must have one (the
- * command refuses to start without, exit 2). With a token, every API request carries
- * `Authorization: Bearer <token>`. A browser cannot put that header on a WebSocket, and a token
+ * Who may talk to `navi serve`: whoever has its token. There is always one (given, or made and
+ * kept in a file only the user can read: token-file.ts), and every API request carries
+ * `Authorization: Bearer <token>`; Host, Origin and body rules come first (request-guard.ts). A browser cannot put that header on a WebSocket, and a token
  * in the URL would land in logs and history, so a WebSocket either sends the header (scripts) or
  * names a short-lived single-use ticket in its subprotocol list (`navi.ticket.<ticket>`), got
  * from POST /ws-tickets with the header. The token is compared in constant time and never printed.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
 
 /** Subprotocol the server selects on every WebSocket (clients list it beside the ticket). */
 export const WS_PROTOCOL = 'navi.v1';
@@ -15,15 +14,6 @@ export const WS_PROTOCOL = 'navi.v1';
 export const TICKET_PROTOCOL_PREFIX = 'navi.ticket.';
 /** How long a ticket may wait for its WebSocket. */
 export const TICKET_TTL_MS = 30_000;
-
-/** True for 127.0.0.0/8, ::1 and `localhost`: only this machine can connect. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost') return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(h);
-  return false;
-}
 
 /** The token from an `Authorization` header value (`Bearer T`), else null. */
 export function bearerToken(header: string | undefined | null): string | null {
@@ -78,22 +68,16 @@ export function ticketFromProtocols(header: string | undefined): string | null {
 export class Gate {
   readonly tickets = new TicketBook();
 
-  constructor(private readonly token: string | null) {}
-
-  get required(): boolean {
-    return this.token !== null;
-  }
+  constructor(private readonly token: string) {}
 
   /** An API request: the bearer header. */
   allowsRequest(authorization: string | undefined | null): boolean {
-    if (this.token === null) return true;
     const given = bearerToken(authorization);
     return given !== null && sameToken(given, this.token);
   }
 
   /** A WebSocket upgrade: the bearer header, or a ticket in the subprotocol list. */
   allowsUpgrade(authorization: string | undefined, protocols: string | undefined): boolean {
-    if (this.token === null) return true;
     if (this.allowsRequest(authorization)) return true;
     const ticket = ticketFromProtocols(protocols);
     return ticket !== null && this.tickets.redeem(ticket);

@@ -37,18 +37,30 @@ export const ROUTES = {
   openapi: { method: 'get', path: '/openapi.json', summary: 'This document', ok: { status: 200, schema: z.record(z.string(), z.unknown()) }, errors: [] },
 } as const satisfies Record<string, RouteSpec>;
 
-const STATUS_TEXT: Record<number, string> = { 400: 'bad request (the message names the field)', 401: 'missing or wrong bearer token', 404: 'unknown id', 409: 'conflict (busy, or not this server\'s run)', 503: 'the server is stopping' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'bad request (the message names the field)',
+  401: 'missing or wrong bearer token',
+  403: 'Host or Origin is not this server\'s own',
+  404: 'unknown id',
+  409: 'conflict (busy, or not this server\'s run)',
+  413: 'request body above the limit (1 MB)',
+  415: 'request body that is not Content-Type: application/json',
+  503: 'the server is stopping',
+};
+/** What every route may answer, before the route itself runs (routes.ts's guards). */
+const GUARD_STATUSES = [401, 403];
+const BODY_STATUSES = [413, 415];
 
 function jsonSchema(schema: z.ZodType): unknown {
   return z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
 }
 
 /** The OpenAPI 3.1 document of the server. */
-export function openApiDocument(version: string, tokenRequired: boolean): Record<string, unknown> {
+export function openApiDocument(version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [id, r] of Object.entries(ROUTES) as Array<[string, RouteSpec]>) {
     const responses: Record<string, unknown> = { [String(r.ok.status)]: { description: 'ok', content: { 'application/json': { schema: jsonSchema(r.ok.schema) } } } };
-    for (const status of [...r.errors, ...(tokenRequired ? [401] : [])]) {
+    for (const status of [...r.errors, ...GUARD_STATUSES, ...(r.body !== undefined ? BODY_STATUSES : [])]) {
       responses[String(status)] = { description: STATUS_TEXT[status] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
@@ -69,7 +81,7 @@ export function openApiDocument(version: string, tokenRequired: boolean): Record
         'REST and WebSocket API of navi. WebSockets /ws/sessions/{id} and /ws/runs/{id} carry the schema-v1 events (components.schemas.Event) ' +
         'in order; clients send {"type":"message","content"}, {"type":"stop"} or {"type":"decision","decision","feedback"?}. See docs/serve-api.md.',
     },
-    ...(tokenRequired ? { security: [{ bearer: [] }] } : {}),
+    security: [{ bearer: [] }],
     paths,
     components: {
       schemas: { Error: jsonSchema(s.errorBody), Event: eventJsonSchema(), ClientFrame: jsonSchema(s.clientFrame) },

@@ -1,14 +1,20 @@
 /**
  * The REST routes of `navi serve` (hono): bodies validated with the schemas of openapi.ts's
- * route table, every error one `{error: {code, message}}` object, the token checked before any
- * API route, and the page's files at `/`.
+ * route table, every error one `{error: {code, message}}` object, and the page's files at `/`.
+ * Before any route, in this order: Host and Origin (403, request-guard.ts) on every request, the
+ * token (401) on every API route, then the body: JSON only (415), at most `maxBodyBytes` (413) —
+ * a declared length above it is refused before a byte is read, a streamed body is counted while
+ * it is read and cut at the limit (hono's bodyLimit; @hono/node-server then discards at most
+ * 64 MB or 500 ms of the rest and closes the connection).
  */
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { z } from 'zod';
 import { ApiError, errorJson, toApiError } from './api-error.js';
 import { firstIssue } from './api-schemas.js';
 import type { Gate } from './auth.js';
 import { openApiDocument, ROUTES } from './openapi.js';
+import { checkBodyHeaders, checkHost, checkOrigin, tooLarge, type HostPolicy, type Refusal } from './request-guard.js';
 import type { RunsHost } from './runs-host.js';
 import type { SessionsHost } from './sessions-host.js';
 import { readPageFile } from './static-page.js';
@@ -19,6 +25,10 @@ export interface RouteContext {
   sessions: SessionsHost;
   runs: RunsHost;
   gate: Gate;
+  /** Which Host names are this server's (request-guard.ts). */
+  hosts: HostPolicy;
+  /** The largest request body, in bytes. */
+  maxBodyBytes: number;
   version: string;
   started: number;
 }
@@ -60,17 +70,28 @@ export function createApp(ctx: RouteContext): Hono {
   });
   app.notFound((c) => c.json(errorJson(new ApiError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)), 404));
 
+  const refuse = (r: Refusal): Response =>
+    new Response(JSON.stringify(errorJson(new ApiError(r.status, r.code, r.message))), { status: r.status, headers: { 'content-type': 'application/json' } });
   app.use('*', async (c, next) => {
+    const host = c.req.header('host');
+    const refused = checkHost(host, ctx.hosts) ?? checkOrigin(c.req.header('origin'), host);
+    if (refused !== null) return refuse(refused);
     if (isApiPath(c.req.path) && !gate.allowsRequest(c.req.header('authorization'))) {
       c.header('WWW-Authenticate', 'Bearer');
-      return c.json(errorJson(new ApiError(401, 'unauthorized', 'this server needs Authorization: Bearer <token>')), 401);
+      return c.json(errorJson(new ApiError(401, 'unauthorized', 'this server needs Authorization: Bearer <token> (the token navi serve printed, or the one in its token file)')), 401);
     }
+    const body = checkBodyHeaders(
+      { contentType: c.req.header('content-type'), contentLength: c.req.header('content-length'), transferEncoding: c.req.header('transfer-encoding') },
+      ctx.maxBodyBytes,
+    );
+    if (body !== null) return refuse(body);
     await next();
     return undefined;
   });
+  app.use('*', bodyLimit({ maxSize: ctx.maxBodyBytes, onError: () => refuse(tooLarge(ctx.maxBodyBytes)) }));
 
   app.get('/health', (c) => c.json({ ok: true, version: ctx.version, backend: deps.store.backend, uptime_ms: Date.now() - ctx.started }));
-  app.get('/openapi.json', (c) => c.json(openApiDocument(ctx.version, gate.required)));
+  app.get('/openapi.json', (c) => c.json(openApiDocument(ctx.version)));
 
   app.get('/sessions', async (c) => c.json({ sessions: await sessions.list() }));
   app.post('/sessions', async (c) => c.json(sessions.create(await body(c, ROUTES.createSession.body)), 201));

@@ -6,8 +6,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { getRequestListener } from '@hono/node-server';
 import { Gate } from './auth.js';
+import { DEFAULT_MAX_BODY_BYTES, type HostPolicy } from './request-guard.js';
 import { createApp } from './routes.js';
 import { DEFAULT_POLL_MS, RunsHost } from './runs-host.js';
 import { SessionsHost } from './sessions-host.js';
@@ -18,7 +20,12 @@ import { WsUpgrades } from './ws-upgrade.js';
 export interface ServeOptions {
   host: string;
   port: number;
-  token: string | null;
+  /** The bearer token every API request and WebSocket needs (there is always one). */
+  token: string;
+  /** `--allowed-host` names (request-guard.ts's parseAllowedHost), beside loopback and the bound address. */
+  allowedHosts?: readonly string[];
+  /** The largest request body (default 1 MB). */
+  maxBodyBytes?: number;
   version: string;
   pollMs?: number;
   limits?: SubscriberLimits;
@@ -36,12 +43,18 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** This machine's addresses now (a wildcard-bound server asks when a Host is an address it does not know). */
+function localAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
+}
+
 export async function startServer(deps: ServeDeps, opts: ServeOptions): Promise<RunningServer> {
   const gate = new Gate(opts.token);
+  const hosts: HostPolicy = { bound: opts.host, allowed: opts.allowedHosts ?? [], localAddresses };
   const sessions = new SessionsHost(deps);
   const runs = new RunsHost(deps, opts.pollMs ?? DEFAULT_POLL_MS);
-  const app = createApp({ deps, sessions, runs, gate, version: opts.version, started: Date.now() });
-  const ws = new WsUpgrades({ sessions, runs, gate, log: deps.log, ...(opts.limits !== undefined ? { limits: opts.limits } : {}) });
+  const app = createApp({ deps, sessions, runs, gate, hosts, maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, version: opts.version, started: Date.now() });
+  const ws = new WsUpgrades({ sessions, runs, gate, hosts, log: deps.log, ...(opts.limits !== undefined ? { limits: opts.limits } : {}) });
   const listener = getRequestListener(app.fetch);
   const server: Server = createServer((req, res) => void listener(req, res));
   server.on('upgrade', (req, socket, head) => ws.handle(req, socket, head));

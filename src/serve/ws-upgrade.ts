@@ -1,8 +1,10 @@
 /**
  * The WebSockets of `navi serve` (the `ws` library does the protocol): `/ws/sessions/{id}` and
  * `/ws/runs/{id}`, optionally `?since=SEQ` (the last seq the client has). The upgrade is refused
- * with a plain HTTP answer before any WebSocket exists: 401 without the token (header or ticket,
- * auth.ts), 404 for an unknown id. Then the subscriber gets what it missed of the current turn,
+ * with a plain HTTP answer before any WebSocket exists: 403 when Host or Origin is not this
+ * server's own (request-guard.ts: a rebinding page, or a page on another origin — browsers let any
+ * page open a WebSocket anywhere), 401 without the token (header or ticket, auth.ts), 404 for an
+ * unknown id. Then the subscriber gets what it missed of the current turn,
  * then live events (event-stream.ts), through its bounded queue (subscriber.ts). Client frames:
  * `{type:"message",content}` starts a turn, `{type:"stop"}` stops, `{type:"decision",…}` answers
  * a run's prompt; a refused one is answered with `{type:"serve_error",error:{code,message}}`.
@@ -13,6 +15,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiError, errorJson, toApiError } from './api-error.js';
 import { clientFrame, firstIssue, type ClientFrame } from './api-schemas.js';
 import { WS_PROTOCOL, type Gate } from './auth.js';
+import { checkHost, checkOrigin, type HostPolicy } from './request-guard.js';
 import type { EventStream } from './event-stream.js';
 import type { RunsHost } from './runs-host.js';
 import type { SessionsHost } from './sessions-host.js';
@@ -25,6 +28,7 @@ export interface WsContext {
   sessions: SessionsHost;
   runs: RunsHost;
   gate: Gate;
+  hosts: HostPolicy;
   limits?: SubscriberLimits;
   log: (message: string) => void;
 }
@@ -47,7 +51,7 @@ export function parseWsPath(url: string): { kind: 'sessions' | 'runs'; id: strin
 
 function refuse(socket: Duplex, err: ApiError): void {
   const body = JSON.stringify(errorJson(err));
-  const reason = { 401: 'Unauthorized', 404: 'Not Found', 400: 'Bad Request' }[err.status as 401 | 404 | 400] ?? 'Error';
+  const reason = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 400: 'Bad Request' }[err.status as 401 | 403 | 404 | 400] ?? 'Error';
   socket.end(
     `HTTP/1.1 ${err.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n` +
       `${err.status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''}\r\n${body}`,
@@ -77,6 +81,8 @@ export class WsUpgrades {
   }
 
   private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const refused = checkHost(req.headers.host, this.ctx.hosts) ?? checkOrigin(req.headers.origin, req.headers.host);
+    if (refused !== null) throw new ApiError(refused.status, refused.code, refused.message);
     const target = parseWsPath(req.url ?? '/');
     if (target === null) throw new ApiError(404, 'not_found', `no WebSocket at ${req.url ?? ''}`);
     if (!this.ctx.gate.allowsUpgrade(req.headers.authorization, req.headers['sec-websocket-protocol'])) {

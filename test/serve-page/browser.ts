@@ -10,6 +10,7 @@ import { onTestFinished } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { REPO_ROOT, type NaviProcess } from '../support/cli.js';
 import { tempDir, type NaviCallOptions, type Scenario } from '../scenario/helpers.js';
+import { tokenOf } from '../serve/helpers.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
@@ -41,14 +42,17 @@ export interface Browser {
   screenshot(name: string): Promise<string>;
 }
 
-/** Launches Chromium with a fresh profile, closed when the test finishes. */
-export async function openBrowser(viewport = { width: 1200, height: 900 }): Promise<Browser> {
+/**
+ * Launches Chromium with a fresh profile, closed when the test finishes. `extraArgs`: more
+ * command-line flags (the rebinding test maps a name to 127.0.0.1 with --host-resolver-rules).
+ */
+export async function openBrowser(viewport = { width: 1200, height: 900 }, extraArgs: readonly string[] = []): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   const userDataDir = tempDir('chromium-profile');
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: FLAGS,
+    args: [...FLAGS, ...extraArgs],
     viewport,
   });
   onTestFinished(() => context.close());
@@ -77,9 +81,18 @@ export async function openBrowser(viewport = { width: 1200, height: 900 }): Prom
 export interface Served {
   url: string;
   process: NaviProcess;
+  /** The server's token: the one given (NAVI_SERVE_TOKEN), else read from the file its listening line names. */
+  token: string;
+  /** The address that signs the page in (`url/#token=…`), as navi serve prints it on a terminal. */
+  signIn: string;
+  /** `{authorization: 'Bearer …'}` for the test's own requests. */
+  auth: Record<string, string>;
 }
 
-/** Starts `navi serve --port 0 -o json` in the scenario and waits for the line saying where it listens. */
+/**
+ * Starts `navi serve --port 0 -o json` in the scenario and waits for the line saying where it
+ * listens; the token comes from the file that line names, as a script gets it.
+ */
 export async function startServe(s: Scenario, extra: readonly string[] = [], opts: NaviCallOptions = {}): Promise<Served> {
   const proc = s.start(['serve', '--port', '0', '-o', 'json', ...extra], { timeoutMs: 300_000, ...opts });
   onTestFinished(async () => {
@@ -87,7 +100,9 @@ export async function startServe(s: Scenario, extra: readonly string[] = [], opt
     await proc.result;
   });
   const listening = await proc.waitForEvent('serve_listening');
-  return { url: String(listening.url).replace(/\/$/, ''), process: proc };
+  const url = String(listening.url).replace(/\/$/, '');
+  const token = tokenOf(listening, opts.env?.NAVI_SERVE_TOKEN);
+  return { url, process: proc, token, signIn: `${url}/#token=${token}`, auth: { authorization: `Bearer ${token}` } };
 }
 
 /** Requests that went anywhere but `origin` (data: URLs are the page's own). */
@@ -114,6 +129,7 @@ export async function textOf(page: Page, selector: string): Promise<string> {
 export interface PageGlobals {
   document: { querySelector(selector: string): { textContent: string | null } | null; documentElement: { scrollWidth: number } };
   sessionStorage: { getItem(key: string): string | null };
+  location: { href: string; hash: string; host: string };
   [name: string]: unknown;
 }
 

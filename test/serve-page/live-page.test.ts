@@ -2,7 +2,8 @@
  * The live page of `navi serve` in headless Chromium, as a user drives it: the built CLI serving
  * the page against the fake Ollama, a loop started from the page (or with POST /runs), its status
  * block updating, a strict-approval prompt answered with a button, the run stopped, a chat, and a
- * server with a token. Screenshots go to test-artifacts/serve-page/. Skipped only when Debian's
+ * token given to the server and pasted into the page's sign-in dialog. The page is opened through
+ * the sign-in address navi serve prints (`/#token=…`) otherwise. Screenshots go to test-artifacts/serve-page/. Skipped only when Debian's
  * chromium is not installed (.ci/run installs it).
  */
 import { describe, expect, it } from 'vitest';
@@ -37,7 +38,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         const served = await startServe(s);
         const b = await openBrowser();
         const { page } = b;
-        await page.goto(`${served.url}/`);
+        await page.goto(served.signIn);
         await page.fill('[data-testid=start-task]', 'task.yaml');
         await page.selectOption('[data-testid=start-approval]', 'strict');
         await page.click('[data-testid=start-submit]');
@@ -82,7 +83,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         await b.screenshot(`stopped-${backend.kind}`);
 
         const runId = await page.getAttribute('[data-testid=run-view]', 'data-run-id');
-        const rest = (await (await fetch(`${served.url}/runs/${String(runId)}`)).json()) as { status: string; iterations: unknown[] };
+        const rest = (await (await fetch(`${served.url}/runs/${String(runId)}`, { headers: served.auth })).json()) as { status: string; iterations: unknown[] };
         expect(await textOf(page, '[data-testid=run-status]')).toBe(rest.status.replace(/_/g, ' '));
         expect(rest.iterations).toHaveLength(1);
         expect(foreignRequests(b.requests, served.url)).toEqual([]);
@@ -94,7 +95,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
     );
 
     it(
-      'with a token: the page asks for it once, then follows a loop started with POST /runs to its end over a ticketed socket',
+      'with a token given: the page asks for it once (saying where it is), then follows a loop started with POST /runs to its end over a ticketed socket',
       async () => {
         const s = await scenario(backend, script(...fixIteration()));
         loopRepo(s.cwd);
@@ -105,6 +106,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         const { page } = b;
         await page.goto(`${served.url}/`);
         await page.waitForSelector('[data-testid=token-dialog][open]', { timeout: PAGE_WAIT_MS });
+        expect(await textOf(page, '[data-testid=token-dialog]')).toMatch(/Open the address it\s+printed[\s\S]*#token=[\s\S]*navi-serve-token/);
         await page.fill('[data-testid=token-input]', token);
         await page.click('[data-testid=token-ok]');
         await waitForText(page, '[data-testid=runs]', /No loop runs yet/);
@@ -138,7 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the live page (Chromium)', () => {
         const served = await startServe(s);
         const b = await openBrowser({ width: 390, height: 844 });
         const { page } = b;
-        await page.goto(`${served.url}/`);
+        await page.goto(served.signIn);
         await page.click('[data-testid=new-session]');
         await page.waitForSelector('[data-testid=session-view]', { timeout: PAGE_WAIT_MS });
         // One column on a phone: the lists make way for the chat.

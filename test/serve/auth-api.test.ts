@@ -1,7 +1,7 @@
 /**
- * `navi serve` with a token (issue 19): 401 without it on REST and WebSockets, the bearer header
- * or a single-use ticket in the subprotocol list lets a WebSocket in, the token is never printed;
- * another address without a token is refused at start (exit 2, nothing opened).
+ * `navi serve` with a token given (issues 19, 35): 401 without it on REST and WebSockets, the
+ * bearer header or a single-use ticket in the subprotocol list lets a WebSocket in, a given token
+ * is never printed and no token file is written; bad flags are exit 2 before anything opens.
  */
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
@@ -20,9 +20,9 @@ describe('navi serve: authentication', () => {
           const s = await scenario(backend, { turns: [] });
           const srv = await serve(s, [], { NAVI_SERVE_TOKEN: TOKEN });
           const listening = srv.proc.events.find((e) => e.type === 'serve_listening');
-          expect(listening).toMatchObject({ token_required: true });
+          expect(listening).toMatchObject({ token_required: true, token_file: null });
           for (const path of ['/health', '/sessions', '/agents', '/runs', '/openapi.json']) {
-            expect(await srv.api('GET', path)).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
+            expect(await srv.api('GET', path, undefined, { authorization: '' })).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
             expect(await srv.api('GET', path, undefined, { authorization: 'Bearer wrong' })).toMatchObject({ status: 401 });
             expect((await srv.api('GET', path, undefined, { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
           }
@@ -41,6 +41,9 @@ describe('navi serve: authentication', () => {
           expect(await stopServe(srv)).toBe(130);
           const out = await srv.proc.result;
           expect(out.stdout + out.stderr).not.toContain(TOKEN);
+          // A given token is not written anywhere.
+          const { existsSync } = await import('node:fs');
+          expect(existsSync(`${String(s.db.env.NAVI_DATA_DIR)}/navi-serve-token`)).toBe(false);
         },
         T,
       );
@@ -48,15 +51,19 @@ describe('navi serve: authentication', () => {
     { only: 'pglite' },
   );
 
-  it(
-    'another address without a token is exit 2 before anything opens',
-    async () => {
+  it.each([
+    [['--token', 'short'], /the serve token must have at least 16 characters/],
+    [['--allowed-host', 'http://navi.example'], /--allowed-host http:\/\/navi\.example: give a host name/],
+    [['--allowed-host', 'navi.example:8080'], /--allowed-host navi\.example:8080: give a host name/],
+  ])(
+    '%j is exit 2 before anything opens',
+    async (flags, message) => {
       const { cleanEnv, makeTempDir, runNavi } = await import('../support/cli.js');
-      const cwd = makeTempDir('serve-host');
+      const cwd = makeTempDir('serve-flags');
       const data = `${cwd}/data`;
-      const run = await runNavi(['serve', '--host', '0.0.0.0', '--port', '0'], { cwd, env: cleanEnv({ NAVI_DATA_DIR: data }) });
+      const run = await runNavi(['serve', '--port', '0', ...flags], { cwd, env: cleanEnv({ NAVI_DATA_DIR: data }) });
       expect(run.code).toBe(2);
-      expect(run.stderr).toMatch(/--host 0\.0\.0\.0 is reachable from other machines: set a token/);
+      expect(run.stderr).toMatch(message);
       expect(run.stderr).not.toMatch(/\n\s+at /);
       const { existsSync } = await import('node:fs');
       expect(existsSync(data)).toBe(false);

@@ -1,8 +1,11 @@
 /**
  * `navi serve` under test: the built CLI as a subprocess against the fake Ollama (scenario()),
  * real HTTP with fetch and real WebSockets with the `ws` client (it can send an Authorization
- * header, as scripts do). Waits are on conditions; the hang guards are far above real time.
+ * header, as scripts do). The server always has a token: the one the test gave
+ * (NAVI_SERVE_TOKEN), else the one it keeps, read from the file its `serve_listening` line names,
+ * as a script would. Waits are on conditions; the hang guards are far above real time.
  */
+import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import type { NaviProcess } from '../support/cli.js';
 import type { Scenario } from '../scenario/helpers.js';
@@ -12,19 +15,34 @@ export const HANG_GUARD_MS = 60_000;
 export interface Served {
   proc: NaviProcess;
   url: string;
-  /** fetch + JSON: status and parsed body. */
+  /** The server's token (given, or read from its token file). */
+  token: string;
+  /** The token file the listening line named (null when the token was given). */
+  tokenFile: string | null;
+  /** `{authorization: 'Bearer …'}`. */
+  auth: Record<string, string>;
+  /** fetch + JSON with the token (a header given here wins; one given as '' is not sent): status and parsed body. */
   api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
+/** The token a `serve_listening` line leads to: the file it names, else the one given. */
+export function tokenOf(listening: Record<string, unknown>, given: string | undefined): string {
+  if (typeof listening.token_file === 'string') return readFileSync(listening.token_file, 'utf8').trim();
+  if (given === undefined) throw new Error('serve_listening names no token file and the test gave no token');
+  return given;
+}
+
 /** Starts `navi serve --port 0 -o json` in the scenario and waits for its listening line. */
-export async function serve(s: Scenario, extraArgs: readonly string[] = [], env: Record<string, string> = {}, token?: string): Promise<Served> {
+export async function serve(s: Scenario, extraArgs: readonly string[] = [], env: Record<string, string> = {}): Promise<Served> {
   const proc = s.start(['serve', '--port', '0', '-o', 'json', ...extraArgs], { env: { NAVI_SERVE_POLL_MS: '100', ...env }, timeoutMs: 170_000 });
   const listening = await proc.waitForEvent('serve_listening');
   const url = String(listening.url);
+  const token = tokenOf(listening, env.NAVI_SERVE_TOKEN);
+  const auth = { authorization: `Bearer ${token}` };
   const api: Served['api'] = async (method, path, body, headers = {}) => {
     const res = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      headers: Object.fromEntries(Object.entries({ ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...auth, ...headers }).filter(([, v]) => v !== '')),
       ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -36,7 +54,7 @@ export async function serve(s: Scenario, extraArgs: readonly string[] = [], env:
     }
     return { status: res.status, body: parsed };
   };
-  return { proc, url, api };
+  return { proc, url, token, tokenFile: typeof listening.token_file === 'string' ? listening.token_file : null, auth, api };
 }
 
 /** Stops the server with SIGTERM and waits for its exit. */

@@ -28,7 +28,7 @@ describe('navi serve: loop runs', () => {
           return (list.body.runs as Array<Record<string, unknown>>).find((r) => r.id === runId && r.status === 'running');
         }, 'the run listed as running');
         expect(running).toMatchObject({ alive: true, task_name: 'fix-add', task: expect.stringContaining('Make the failing test pass') as unknown, owner: expect.stringMatching(/^pid \d+ on /) as unknown });
-        const sub = await subscribe(srv.url, `/ws/runs/${runId}`);
+        const sub = await subscribe(srv.url, `/ws/runs/${runId}`, { headers: srv.auth });
         release();
         const committed = await sub.waitFor((f) => f.type === 'serve_iteration_committed', 'an iteration committed');
         expect(committed).toMatchObject({ run_id: runId, iteration: { iteration: 1, status: { phase: expect.any(String) as unknown, state_hash: expect.stringMatching(/^[0-9a-f]{6}$/) as unknown } } });
@@ -57,7 +57,7 @@ describe('navi serve: loop runs', () => {
         const started = await srv.api('POST', '/runs', { task: 'task.yaml', approval: 'strict', max_iterations: 3 });
         expect(started).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^run_/) as unknown, status: 'running' } });
         const runId = String(started.body.id);
-        const sub = await subscribe(srv.url, `/ws/runs/${runId}`);
+        const sub = await subscribe(srv.url, `/ws/runs/${runId}`, { headers: srv.auth });
         await sub.waitFor((f) => f.type === 'approval_requested', 'the first approval prompt');
         const pending = await srv.api('GET', `/runs/${runId}`);
         expect(pending.body).toMatchObject({ owner: 'this server', alive: true, pending_decision: { prompt: 'approval', iteration: 1, words: ['continue', 'adjust', 'abort'] } });
@@ -88,7 +88,7 @@ describe('navi serve: loop runs', () => {
         const srv = await serve(s, ['--cwd', s.cwd]);
         s.fake.holdChats();
         const runId = String((await srv.api('POST', '/runs', { task: 'task.yaml', max_iterations: 2 })).body.id);
-        const sub = await subscribe(srv.url, `/ws/runs/${runId}`);
+        const sub = await subscribe(srv.url, `/ws/runs/${runId}`, { headers: srv.auth });
         await eventually(() => Promise.resolve(s.chats().length > 0 ? true : undefined), 'the first chat request');
         expect(await srv.api('POST', `/runs/${runId}/stop`)).toMatchObject({ status: 200, body: { stopping: true } });
         expect(await sub.waitFor((f) => f.type === 'result', 'the result')).toMatchObject({ status: 'interrupted', exit_code: 130 });

@@ -29,8 +29,8 @@ describe('navi serve: sessions', () => {
         const id = String(created.body.id);
         expect(created.body).toMatchObject({ profile: 'default', status: 'idle', stored: false });
 
-        const a = await subscribe(srv.url, `/ws/sessions/${id}`);
-        const b = await subscribe(srv.url, `/ws/sessions/${id}`);
+        const a = await subscribe(srv.url, `/ws/sessions/${id}`, { headers: srv.auth });
+        const b = await subscribe(srv.url, `/ws/sessions/${id}`, { headers: srv.auth });
         const release = s.fake.holdChats();
         const posted = await srv.api('POST', `/sessions/${id}/messages`, { content: 'say hello' });
         expect(posted).toMatchObject({ status: 202, body: { accepted: true, session_id: id, first_seq: 0 } });
@@ -39,7 +39,7 @@ describe('navi serve: sessions', () => {
         const busy = await srv.api('POST', `/sessions/${id}/messages`, { content: 'again' });
         expect(busy).toMatchObject({ status: 409, body: { error: { code: 'busy' } } });
         // A late subscriber joins mid-turn.
-        const late = await subscribe(srv.url, `/ws/sessions/${id}`);
+        const late = await subscribe(srv.url, `/ws/sessions/${id}`, { headers: srv.auth });
         release();
         await Promise.all([a, b, late].map((sub) => sub.waitFor(isResult, 'result')));
 
@@ -101,7 +101,7 @@ describe('navi serve: sessions', () => {
         const s = await scenario(backend, { turns: [{ content: 'never sent' }, { content: 'never sent either' }] });
         const srv = await serve(s);
         const id = String((await srv.api('POST', '/sessions', {})).body.id);
-        const sub = await subscribe(srv.url, `/ws/sessions/${id}`);
+        const sub = await subscribe(srv.url, `/ws/sessions/${id}`, { headers: srv.auth });
         s.fake.holdChats();
         await srv.api('POST', `/sessions/${id}/messages`, { content: 'a question the model never answers' });
         await eventually(() => Promise.resolve(s.chats().length > 0 ? true : undefined), 'the chat request');

@@ -1,17 +1,24 @@
 /**
- * `navi serve [--host H] [--port P] [--token T]` (SPEC §14, issue 19): the REST + WebSocket
- * server on the same agent core, store and event schema as the CLI. This file builds what the
- * server is given (src/serve/types.ts) from the CLI's own setup — the runtime of `navi run` for
- * sessions, the runtime and runner of `navi loop` for loop runs — and runs inside the agent
- * commands' one lifecycle: the first SIGINT/SIGTERM stops running turns and loops at a safe
- * point, saves them, and exits 130. The server stack is imported here, lazily, never on the
- * start-up path of other commands.
+ * `navi serve [--host H] [--port P] [--token T] [--allowed-host NAME]…` (SPEC §14, issues 19 and
+ * 35): the REST + WebSocket server on the same agent core, store and event schema as the CLI.
+ * This file builds what the server is given (src/serve/types.ts) from the CLI's own setup — the
+ * runtime of `navi run` for sessions, the runtime and runner of `navi loop` for loop runs — and
+ * runs inside the agent commands' one lifecycle: the first SIGINT/SIGTERM stops running turns and
+ * loops at a safe point, saves them, and exits 130. The server stack is imported here, lazily,
+ * never on the start-up path of other commands.
+ *
+ * There is always a token: the one given (`--token`, `NAVI_SERVE_TOKEN`; never printed), else
+ * the one kept in navi's data directory (src/serve/token-file.ts). On a terminal the latter is
+ * printed once, as the URL that signs the page in through its fragment (`/#token=…`: a fragment
+ * never reaches a server, a log or a Referer); elsewhere (a service's log, `-o json`) only the
+ * file that holds it is named.
  */
 import { readFileSync } from 'node:fs';
 import { EXIT, InvalidInputError } from '../../errors.js';
 import { PACKAGE_ROOT_URL } from '../../package-root.js';
 import { toolsForProfile } from '../../agent/agent.js';
 import type { AgentInfo, LoopRequest, ServeDeps, StartedLoop, LoopControl } from '../../serve/types.js';
+import { defaultDataDir } from '../../store/open.js';
 import { withAgentCommand } from '../command-lifecycle.js';
 import type { GlobalArgs } from '../global-args.js';
 import { listFlag } from '../agent-flags.js';
@@ -25,29 +32,51 @@ interface ServeArgs extends GlobalArgs {
   host?: string;
   port?: number;
   token?: string;
+  /** `--allowed-host NAME` (repeatable): Host names served beside loopback and the bound address. */
+  allowedHost?: string | string[];
   /** `--notify URL` (repeatable): added to every loop the server starts, as `navi loop --notify`. */
   notify?: string | string[];
 }
 
-/** The token: `--token`, else NAVI_SERVE_TOKEN; empty counts as none. */
+/** The token given: `--token`, else NAVI_SERVE_TOKEN; empty counts as none (then navi keeps one). */
 export function serveToken(flag: string | undefined, env: Record<string, string | undefined>): string | null {
   const t = (flag ?? env.NAVI_SERVE_TOKEN ?? '').trim();
   return t === '' ? null : t;
 }
 
-/** Host, port and token checked before anything opens (exit 2). */
-export async function checkServeArgs(args: ServeArgs, env: Record<string, string | undefined>): Promise<{ host: string; port: number; token: string | null }> {
-  const { isLoopbackHost } = await import('../../serve/auth.js');
+/** A given token shorter than this is refused: it could be guessed. */
+const MIN_TOKEN_LENGTH = 16;
+
+/** Host, port, the given token and the allowed hosts checked before anything opens (exit 2). */
+export async function checkServeArgs(
+  args: ServeArgs,
+  env: Record<string, string | undefined>,
+): Promise<{ host: string; port: number; token: string | null; allowedHosts: string[] }> {
+  const { parseAllowedHost } = await import('../../serve/request-guard.js');
   const host = (args.host ?? '127.0.0.1').trim();
   const port = args.port ?? 7777;
   if (host === '') throw new InvalidInputError('flag_invalid', '--host: give an address, e.g. 127.0.0.1');
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidInputError('flag_invalid', `--port must be 0–65535 (got ${String(port)})`);
   const token = serveToken(args.token, env);
   if (token !== null && /\s/.test(token)) throw new InvalidInputError('flag_invalid', 'the serve token must not contain spaces');
-  if (!isLoopbackHost(host) && token === null) {
-    throw new InvalidInputError('token_required', `--host ${host} is reachable from other machines: set a token (NAVI_SERVE_TOKEN, or --token) so every request must carry it, or listen on 127.0.0.1`);
+  if (token !== null && token.length < MIN_TOKEN_LENGTH) {
+    throw new InvalidInputError('flag_invalid', `the serve token must have at least ${MIN_TOKEN_LENGTH} characters (or give none: navi serve makes one)`);
   }
-  return { host, port, token };
+  const given = args.allowedHost === undefined ? [] : Array.isArray(args.allowedHost) ? args.allowedHost : [args.allowedHost];
+  const allowedHosts = given.map((v) => {
+    const parsed = parseAllowedHost(String(v));
+    if (parsed === null) throw new InvalidInputError('flag_invalid', `--allowed-host ${String(v)}: give a host name or address without scheme or port (e.g. navi.example, .example.com for its subdomains, or * for any)`);
+    return parsed;
+  });
+  return { host, port, token, allowedHosts };
+}
+
+/** The address a browser on this machine opens for a server bound to `url`'s host (a wildcard is reached through loopback). */
+export function browserUrl(url: string, host: string): string {
+  const h = host.replace(/^\[|\]$/g, '');
+  if (h === '0.0.0.0') return url.replace('//0.0.0.0', '//127.0.0.1');
+  if (h === '::' || h === '0:0:0:0:0:0:0:0') return url.replace(/\/\/\[[0:]+\]/, '//[::1]');
+  return url;
 }
 
 function version(): string {
@@ -100,13 +129,22 @@ export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): 
   const args = argv as ServeArgs;
   return withAgentCommand<never>(args, { stopping: 'stopping running turns and loops, saving them…' }, async ({ output, stop, onClose }) => {
     const env = process.env;
-    const { host, port, token } = await checkServeArgs(args, env);
+    const { host, port, token: givenToken, allowedHosts } = await checkServeArgs(args, env);
     resolveCwd(args.cwd);
     const rt = await createRuntime(args, output, { interactive: false });
     onClose(() => Promise.all([rt.store.then((s) => s.close()), rt.mcp?.close()]));
     const store = await rt.store;
     const defaultProfile = args.profile ?? rt.config.default_profile;
     resolveProfile(rt, defaultProfile);
+    const [{ startServer }, { keepToken }, { isLoopbackHost }] = await Promise.all([
+      import('../../serve/server.js'),
+      import('../../serve/token-file.js'),
+      import('../../serve/request-guard.js'),
+    ]);
+    // The token: the one given, else the one kept beside navi's data (after the store opened it, 0700).
+    const kept = givenToken === null ? keepToken(rt.config.db.data_dir ?? defaultDataDir(env)) : null;
+    const token = givenToken ?? kept?.token ?? '';
+    if (kept?.state === 'replaced') output.diagnostic(`navi serve: warning: ${kept.file} was replaced by a new token: ${kept.why ?? ''}`);
     const deps: ServeDeps = {
       store,
       defaults: { profile: defaultProfile, model: rt.config.llm.model, cwd: rt.cwd },
@@ -121,10 +159,9 @@ export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): 
     // the address users reach may not be the one it listens on).
     const page: { base?: string } = {};
     const pollMs = Number(env.NAVI_SERVE_POLL_MS);
-    const { startServer } = await import('../../serve/server.js');
     let server;
     try {
-      server = await startServer(deps, { host, port, token, version: version(), ...(Number.isFinite(pollMs) && pollMs > 0 ? { pollMs } : {}) });
+      server = await startServer(deps, { host, port, token, allowedHosts, version: version(), ...(Number.isFinite(pollMs) && pollMs > 0 ? { pollMs } : {}) });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new InvalidInputError('port_in_use', `port ${port} on ${host} is in use: pick another with --port (0: any free one)`);
@@ -132,9 +169,21 @@ export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): 
       throw err;
     }
     page.base = server.url.replace(/\/+$/, '');
-    // One line: where to connect (never the token).
-    if (output.mode === 'text') process.stderr.write(`navi serve: listening on ${server.url}${token !== null ? ' (bearer token required)' : ''}\n`);
-    else process.stdout.write(`${jsonLine({ type: 'serve_listening', url: server.url, host, port: server.port, token_required: token !== null, store: store.backend })}\n`);
+    if (!isLoopbackHost(host)) {
+      output.diagnostic(`navi serve: warning: ${host} is reachable from other machines over plain HTTP: the token travels in clear; put TLS in front (a reverse proxy) or reach it through an SSH tunnel`);
+    }
+    if (output.mode === 'text') {
+      const open = browserUrl(server.url, host);
+      let line = `navi serve: listening on ${server.url}`;
+      if (kept === null) line += '\nnavi serve: the page asks for the token you gave (--token or NAVI_SERVE_TOKEN)';
+      // The token itself only on a terminal: a service's stderr is a log.
+      else if (process.stderr.isTTY === true) line += `\nnavi serve: open ${open}/#token=${kept.token} (signs the page in; the token is kept in ${kept.file})`;
+      else line += `\nnavi serve: the token is in ${kept.file}; open ${open}/#token=<the token> to sign the page in`;
+      process.stderr.write(`${line}\n`);
+    } else {
+      // Scripts find the token in the file (never on stdout); null: the token is the one they gave.
+      process.stdout.write(`${jsonLine({ type: 'serve_listening', url: server.url, host, port: server.port, token_required: true, token_file: kept?.file ?? null, store: store.backend })}\n`);
+    }
     await new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();
       else stop.signal.addEventListener('abort', () => resolve(), { once: true });

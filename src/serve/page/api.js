@@ -1,10 +1,11 @@
 /**
- * Talking to `navi serve` from the page: JSON over fetch and event sockets. With a token the
- * server wants `Authorization: Bearer …` on every request. A browser cannot set headers on a
- * WebSocket and a token in a URL lands in logs, so a socket first gets a single-use ticket from
- * POST /ws-tickets (with the header) and names it in its subprotocol list (`navi.ticket.<t>`),
- * as docs/serve-api.md says. The token is asked for once and kept in sessionStorage (gone with
- * the tab).
+ * Talking to `navi serve` from the page: JSON over fetch and event sockets. The server always
+ * has a token and wants `Authorization: Bearer …` on every request. A browser cannot set headers
+ * on a WebSocket and a token in a URL lands in logs, so a socket first gets a single-use ticket
+ * from POST /ws-tickets (with the header) and names it in its subprotocol list
+ * (`navi.ticket.<t>`), as docs/serve-api.md says. The token comes from the address navi serve
+ * printed (`/#token=…`, taken and cleared from the address bar at once: takeTokenFromAddress) or
+ * is pasted once, and is kept in sessionStorage (gone with the tab).
  */
 
 const TOKEN_KEY = 'navi.token';
@@ -40,6 +41,26 @@ export function setToken(token) {
 }
 
 let memoryToken = '';
+
+/**
+ * The sign-in address `http://host:port/#token=T`: keeps T and replaces the address with the
+ * same one without the fragment, so the token does not stay in the address bar or in the tab's
+ * history (the fragment itself never reached the server). True when a token was taken.
+ */
+export function takeTokenFromAddress() {
+  const m = /^#token=([^&]+)/.exec(location.hash);
+  if (!m) return false;
+  let token;
+  try {
+    token = decodeURIComponent(m[1]).trim();
+  } catch {
+    token = '';
+  }
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+  if (!token) return false;
+  setToken(token);
+  return true;
+}
 
 function currentToken() {
   return getToken() || memoryToken;
@@ -99,9 +120,8 @@ export function listOf(answer, key) {
   return [];
 }
 
-/** The subprotocols of a new socket: ours, and a fresh ticket when the server has a token. */
+/** The subprotocols of a new socket: ours, and a fresh ticket (POST /ws-tickets asks for the token if the page has none). */
 async function socketProtocols() {
-  if (!currentToken()) return [SOCKET_PROTOCOL];
   const { ticket } = await api('POST', '/ws-tickets', {});
   return [SOCKET_PROTOCOL, `${TICKET_PROTOCOL_PREFIX}${ticket}`];
 }

@@ -3,7 +3,7 @@
  * selected run or session (`#/runs/ID`, `#/sessions/ID`). Plain ES modules served as they are:
  * no build step, no framework, nothing fetched from anywhere but this server.
  */
-import { api, getToken, listOf, setToken, setUnauthorizedHandler } from './api.js';
+import { api, getToken, listOf, setToken, setUnauthorizedHandler, takeTokenFromAddress } from './api.js';
 import { clock, h, replace } from './dom.js';
 import { isLive } from './run-model.js';
 import { showRun } from './run-view.js';
@@ -18,8 +18,8 @@ let listError = '';
 let asking = null;
 
 /**
- * Asks for the server's token (a 401 said one is needed); resolves true when given. Requests
- * refused meanwhile wait for the same answer instead of asking again.
+ * Asks for the server's token (a 401 said the page has none, or a wrong one); resolves true
+ * when given. Requests refused meanwhile wait for the same answer instead of asking again.
  */
 function askToken() {
   asking ??= promptToken().finally(() => {
@@ -143,6 +143,8 @@ async function newSession() {
   }
 }
 
+// First of all: a sign-in address (`/#token=…`) leaves the address bar before anything else runs.
+takeTokenFromAddress();
 setUnauthorizedHandler(askToken);
 $('start-loop').addEventListener('submit', (e) => void startLoop(e));
 $('new-session').addEventListener('click', () => void newSession());
