@@ -21,6 +21,8 @@ const UNIT = [
   'test/report/**/*.test.ts',
   'test/queue/rules.test.ts',
   'test/queue/loop-request.test.ts',
+  'test/serve/request-guard.test.ts',
+  'test/serve/serve-rules.test.ts',
   'test/serve-page/*-model.test.ts',
 ];
 /** Inside those folders, but runs the built CLI on both backends. */
