@@ -9,6 +9,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseDuration } from '../../config/duration.js';
 import { InvalidInputError, NotFoundError, StorageError, describeError } from '../../errors.js';
+import { loadTaskFile } from '../../loop/task-file.js';
 import { checkCron } from '../../queue/cron.js';
 import type PgBoss from 'pg-boss';
 import type { QueueTiming } from '../../queue/engine.js';
@@ -82,6 +83,12 @@ function taskInRepo(task: string, repo: string, cwd: string): string {
 
 /** The job's data from the flags, checked before anything is sent (exit 2). */
 export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
+  // `--repo=-u…` would reach git clone as --upload-pack (issue 35): never an option.
+  for (const [flag, v] of [['--repo', args.repo], ['--branch', args.branch]] as const) {
+    if (v !== undefined && v.trimStart().startsWith('-')) {
+      throw new InvalidInputError('flag_invalid', `${flag} '${terminalSafe(v)}' begins with "-": give a repository directory or git URL${flag === '--branch' ? ' (a branch or commit name)' : ''}, never a git option`);
+    }
+  }
   const task = (args.task ?? '').trim();
   if (task === '') throw new InvalidInputError('task_missing', 'navi queue add: give a task file (relative to the repository), a task name, or a prompt in quotes');
   for (const [flag, v] of [['--max-iterations', args.maxIterations], ['--max-tokens', args.maxTokens]] as const) {
@@ -112,7 +119,21 @@ export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
     ...(args.sandbox !== undefined ? { sandbox: args.sandbox } : {}),
   };
   const repo = repoOf(args.repo, cwd);
-  return { task: taskInRepo(task, repo, cwd), repo, ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };
+  const stored = taskInRepo(task, repo, cwd);
+  checkLocalTask(stored, repo);
+  return { task: stored, repo, ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };
+}
+
+/**
+ * A task file of a local repository is validated now (exit 2, every problem named), as `navi
+ * loop` would: a job that can only fail (a notify URL holding `${VAR}`, an unknown key) is never
+ * queued. A task of a git URL is read by the worker from its clone.
+ */
+function checkLocalTask(task: string, repo: string): void {
+  if (isGitUrl(repo)) return;
+  const file = path.resolve(repo, task);
+  if (!/\.ya?ml$/i.test(file) || !existsSync(file) || !statSync(file).isFile()) return;
+  loadTaskFile(file, task);
 }
 
 export async function queueAdd(argv: Args): Promise<number> {
@@ -148,7 +169,8 @@ export async function queueAdd(argv: Args): Promise<number> {
 
 function row(j: JobView): string {
   const run = j.run_id ?? '-';
-  return `${j.id}  ${j.status.padEnd(9)}  ${String(j.attempts).padStart(2)}  ${(j.worker ?? '-').padEnd(20)}  ${run.padEnd(22)}  ${terminalSafe(j.task)}  ${terminalSafe(j.repo)}`;
+  const why = j.status === 'failed' && j.error !== null ? `  ${terminalSafe(j.error.split('\n')[0] ?? '')}` : '';
+  return `${j.id}  ${j.status.padEnd(9)}  ${String(j.attempts).padStart(2)}  ${(j.worker ?? '-').padEnd(20)}  ${run.padEnd(22)}  ${terminalSafe(j.task)}  ${terminalSafe(j.repo)}${why}`;
 }
 
 export async function queueList(argv: Args): Promise<number> {
