@@ -20,6 +20,7 @@ const UNIT = [
   'test/store/lock.test.ts',
   'test/report/**/*.test.ts',
   'test/queue/rules.test.ts',
+  'test/queue/trust-rules.test.ts',
   'test/serve-page/*-model.test.ts',
 ];
 /** Inside those folders, but runs the built CLI on both backends. */

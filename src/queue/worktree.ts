@@ -21,7 +21,12 @@ const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: '0' };
 
 /** The first line(s) git wrote on stderr, else the error's own message. */
 function gitReason(err: unknown): string {
-  const stderr = (err as { stderr?: string }).stderr?.trim();
+  // One line (a job's error is shown as one): git's lines joined.
+  const stderr = (err as { stderr?: string }).stderr
+    ?.split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join('; ');
   return stderr || (err instanceof Error ? err.message : String(err));
 }
 
@@ -123,7 +128,7 @@ async function sourceRepo(repo: string, cacheDir: string, withHead: boolean, ret
       );
     } catch (err) {
       if (isNaviError(err)) throw err;
-      throw new RepoUnavailableError(`${err instanceof Error ? err.message : String(err)} (${tries} ${tries === 1 ? 'try' : 'tries'})`, { cause: err });
+      throw new RepoUnavailableError(`${tries} ${tries === 1 ? 'try' : 'tries'}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     return dir;
   });
