@@ -127,7 +127,10 @@ describe('the backoff of a failing clone', () => {
 
   it('tries until one succeeds, pausing as the policy says; else throws the last error', async () => {
     const waited: number[] = [];
-    const wait = async (ms: number): Promise<void> => void waited.push(ms);
+    const wait = (ms: number): Promise<void> => {
+      waited.push(ms);
+      return Promise.resolve();
+    };
     let calls = 0;
     const ok = await withRetries({ tries: 5, firstDelayMs: 1, maxDelayMs: 3 }, async () => (++calls < 3 ? Promise.reject(new Error(`no ${calls}`)) : 'cloned'), wait);
     expect([ok, calls, waited]).toEqual(['cloned', 3, [1, 2]]);
