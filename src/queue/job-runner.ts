@@ -39,6 +39,11 @@ export interface JobContext {
    * removes a variable): the CLI decides them (cli/commands/worker.ts), the queue only applies them.
    */
   jobEnv?: (data: JobData) => Record<string, string | undefined>;
+  /**
+   * Checks a new job's task in its fresh worktree before the loop starts (a task whose `cwd`
+   * leads out of the worktree); a throw fails the job for good with its message.
+   */
+  checkJob?: (data: JobData, worktree: string) => void;
   log: (e: WorkerEvent) => void;
   /** Aborted when the worker stops (SIGINT/SIGTERM): the loop stops at a safe point and is handed back. */
   stopping: AbortSignal;
@@ -138,6 +143,7 @@ export async function runJob(ctx: JobContext, job: PgBoss.JobWithMetadata<JobDat
         retry: { policy: timing.gitRetry, wait: (ms) => pauseUnlessStopping(ms, ctx.stopping) },
       });
       if (runId !== null) await moveRun(db, runId, wt.path);
+      else ctx.checkJob?.(data, wt.path);
       await patchJobData(db, job.id, worker, { worktree: wt.path });
     } catch (err) {
       if (ctx.stopping.aborted) {

@@ -21,6 +21,8 @@ export interface WorkerOptions {
   env: NodeJS.ProcessEnv;
   /** Per job: what trust and the sandbox floor add to `env` (job-runner.ts). */
   jobEnv?: JobContext['jobEnv'];
+  /** Per new job, in its worktree: a throw fails it (job-runner.ts). */
+  checkJob?: JobContext['checkJob'];
   log: (e: WorkerEvent) => void;
   signal: AbortSignal;
   /** Called once the engine is open and the worker takes jobs. */
@@ -56,6 +58,7 @@ export async function runWorker(opts: WorkerOptions): Promise<void> {
     cacheDir: opts.cacheDir,
     env: opts.env,
     ...(opts.jobEnv ? { jobEnv: opts.jobEnv } : {}),
+    ...(opts.checkJob ? { checkJob: opts.checkJob } : {}),
     log: opts.log,
     stopping: opts.signal,
   };

@@ -7,6 +7,7 @@
  * first signal stops every loop at a safe point, saves it and hands its job back (exit 0 once
  * they are); a second one exits at once (130) and leaves the jobs to their leases.
  */
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { PROJECT_CONFIG_ENV } from '../../config/project-files.js';
@@ -21,6 +22,9 @@ import { describePolicy, type SandboxPolicy } from '../../sandbox/modes.js';
 import type { GlobalArgs } from '../global-args.js';
 import { integerFlag } from '../flag-values.js';
 import { printJson, resolveCwd, setup } from '../setup.js';
+import { findTaskFile } from '../task-lookup.js';
+import { terminalSafe } from '../terminal-text.js';
+import { loadTaskFile, type Task } from '../../loop/task-file.js';
 import { LOOP_ENV } from '../../loop/nesting.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
@@ -58,6 +62,35 @@ async function workerFloor(config: NaviConfig, explicit: ReadonlySet<string>, en
     );
   }
   return floor;
+}
+
+/**
+ * A new job's task file, read in its worktree before the loop starts: its `cwd` must stay in the
+ * worktree. A task from a repository could otherwise say `cwd: /home/you` and have the loop (and
+ * its workspace-write sandbox, which makes the working directory writable) work there. A task
+ * file that does not load is left to the loop, which fails with exit 2 naming the problem.
+ */
+export function checkTaskCwd(data: JobData, worktree: string): void {
+  const file = findTaskFile(data.task, worktree);
+  if (file === null) return;
+  let task: Task;
+  try {
+    task = loadTaskFile(file.path, file.display);
+  } catch {
+    return;
+  }
+  if (task.cwd === undefined) return;
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const rel = path.relative(real(worktree), real(task.cwd));
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    throw new InvalidInputError('task_cwd_outside', `${file.display}: cwd: ${terminalSafe(task.cwd)} is outside the job's repository; a worker runs a job only in its own worktree`);
+  }
 }
 
 export async function workerCommand(argv: Args): Promise<number> {
@@ -102,6 +135,7 @@ export async function workerCommand(argv: Args): Promise<number> {
       cacheDir,
       env: childEnv,
       jobEnv,
+      checkJob: checkTaskCwd,
       log,
       signal: controller.signal,
       onReady: (name) => {
