@@ -18,6 +18,7 @@ import type { JobView } from '../../queue/list.js';
 import { requirePostgres } from '../../queue/require-postgres.js';
 import type { GlobalArgs } from '../global-args.js';
 import { printJson, resolveCwd, setup } from '../setup.js';
+import { findTaskFile } from '../task-lookup.js';
 import { terminalSafe } from '../terminal-text.js';
 
 export interface QueueAddArgs extends GlobalArgs {
@@ -131,9 +132,8 @@ export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
  */
 function checkLocalTask(task: string, repo: string): void {
   if (isGitUrl(repo)) return;
-  const file = path.resolve(repo, task);
-  if (!/\.ya?ml$/i.test(file) || !existsSync(file) || !statSync(file).isFile()) return;
-  loadTaskFile(file, task);
+  const file = findTaskFile(task, repo);
+  if (file !== null) loadTaskFile(file.path, file.display);
 }
 
 export async function queueAdd(argv: Args): Promise<number> {
