@@ -19,6 +19,12 @@ const run = promisify(execFile);
 /** No prompt for a user name or password (a worker has nobody to answer; git fails at once instead). */
 const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: '0' };
 
+/**
+ * Before every git call of the worker: no hooks (a local repository's, or one a job's command
+ * planted) and no fsmonitor command run in the worker's own git calls, and no `ext::` transport.
+ */
+const SAFE_GIT = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.ext.allow=never'];
+
 /** The first line(s) git wrote on stderr, else the error's own message. */
 function gitReason(err: unknown): string {
   // One line (a job's error is shown as one): git's lines joined.
@@ -36,7 +42,7 @@ function gitReason(err: unknown): string {
  */
 async function git(cwd: string, args: string[]): Promise<string> {
   try {
-    const { stdout } = await run('git', ['-C', cwd, ...args], { maxBuffer: 16 * 1024 * 1024, env: GIT_ENV });
+    const { stdout } = await run('git', [...SAFE_GIT, '-C', cwd, ...args], { maxBuffer: 16 * 1024 * 1024, env: GIT_ENV });
     return stdout.trim();
   } catch (err) {
     throw new Error(`git ${args.join(' ')} (in ${cwd}): ${gitReason(err)}`, { cause: err });
@@ -91,7 +97,7 @@ async function cloneOrFetch(url: string, dir: string, withHead: boolean): Promis
     mkdirSync(path.dirname(dir), { recursive: true });
     const tmp = `${dir}.clone-${process.pid}-${Date.now()}`;
     try {
-      await run('git', ['clone', '--quiet', '--bare', '--', url, tmp], { env: GIT_ENV, maxBuffer: 16 * 1024 * 1024 });
+      await run('git', [...SAFE_GIT, 'clone', '--quiet', '--bare', '--', url, tmp], { env: GIT_ENV, maxBuffer: 16 * 1024 * 1024 });
     } catch (err) {
       rmSync(tmp, { recursive: true, force: true });
       throw new Error(`git clone ${url}: ${gitReason(err)}`, { cause: err });

@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, runNavi, stackLines, type JsonObject, type NaviProcess } from '../support/cli.js';
 import { startFakeOllama, type FakeOllama, type FakeTurn } from '../support/fake-ollama.js';
 import { startReceiver } from '../notify/receiver.js';
-import { ADMIN_URL, freshDatabase, listJobs, peekJobs, queueEnv, startWorker, waitUntil, workerEvents } from './helpers.js';
+import { ADMIN_URL, freshDatabase, listJobs, peekJobs, queueEnv, startWorker, taskRepo, waitUntil, workerEvents } from './helpers.js';
 
 const TEST_TIMEOUT_MS = 300_000;
 
@@ -215,6 +215,25 @@ describe.skipIf(ADMIN_URL === undefined)('navi worker trusts its operator, not t
       // Its tools/ was loaded: the model was offered the tool.
       const offered = fake.requests.flatMap((r) => ((r.body?.tools ?? []) as Array<{ function?: { name?: string } }>).map((t) => t.function?.name));
       expect(offered).toContain('hello');
+      w.kill('SIGTERM');
+      expect((await w.result).code).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a local repository's git hooks do not run in the worker's own git calls",
+    async () => {
+      const repo = taskRepo();
+      const marker = path.join(makeTempDir('queue-markers'), 'hook');
+      const hook = path.join(repo, '.git', 'hooks', 'post-checkout');
+      fs.writeFileSync(hook, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+      const { url, env } = await setup();
+      const id = await add(repo, env, 'task.yaml');
+      const w = track(await startWorker(repo, env));
+      expect(await settled(url, id)).toBe('completed');
+      // `git worktree add` would have run it (post-checkout), outside any sandbox.
+      expect(fs.existsSync(marker)).toBe(false);
       w.kill('SIGTERM');
       expect((await w.result).code).toBe(0);
     },
