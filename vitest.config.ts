@@ -23,6 +23,7 @@ const UNIT = [
   'test/queue/loop-request.test.ts',
   'test/serve/request-guard.test.ts',
   'test/serve/serve-rules.test.ts',
+  'test/queue/trust-rules.test.ts',
   'test/serve-page/*-model.test.ts',
 ];
 /** Inside those folders, but runs the built CLI on both backends. */

@@ -229,6 +229,21 @@ export const FLAGS: readonly Flag[] = [
   { name: 'priority', kind: 'integer', requiresArg: true, min: 0, commands: ['queue add'], describe: 'Higher runs first (default 0)' },
   { name: 'concurrency', kind: 'integer', requiresArg: true, default: 1, commands: ['worker'], describe: 'Jobs run at once by this worker (default 1)' },
   { name: 'cache-dir', kind: 'string', requiresArg: true, commands: ['worker'], complete: 'dirs', describe: 'Where the worker keeps clones, job worktrees and logs (default ~/.cache/navi/worker)' },
+  {
+    // The worker's own entry (issue 35): the same values as SANDBOX_FLAG, read as a floor.
+    name: 'sandbox',
+    kind: 'choice',
+    choices: SANDBOX_MODES,
+    requiresArg: true,
+    commands: ['worker'],
+    describe: "The least sandbox of every job's commands; no job flag, task file or repository config lowers it: workspace-write (the default; the worker refuses to start where none can be set up), read-only, or off",
+  },
+  {
+    name: 'trust-repo-config',
+    kind: 'boolean',
+    commands: ['worker'],
+    describe: "Let jobs use their repository's .nav-config.json, .mcp.json, profiles/ and tools/ (default: only the ones in config worker.trusted_repos; others run with this worker's config)",
+  },
   { name: 'project-instructions', kind: 'boolean', default: true, commands: ['profiles show'], describe: 'Include AGENTS.md & co. (--no-project-instructions: as a run with it)' },
 ];
 

@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { NaviConfig } from '../config/schema.js';
 import { loadConfig, type LoopOverride } from '../config/load.js';
+import { projectFilesIgnored } from '../config/project-files.js';
 import { configFlags, listFlag, type AgentFlagArgs } from './agent-flags.js';
 import { InvalidInputError } from '../errors.js';
 import type { ProfileSet } from '../profiles/types.js';
@@ -77,9 +78,10 @@ export function setup(argv: GlobalArgs, output: Output = createOutput(argv)): Cl
   return { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output };
 }
 
-/** Shipped profiles plus the project's `profiles/` folder. */
+/** Shipped profiles plus the project's `profiles/` folder (not a repository's the worker does not trust). */
 export async function profilesFor(cwd: string): Promise<ProfileSet> {
   const { loadProfiles, shippedProfilesDir } = await import('../profiles/load.js');
+  if (projectFilesIgnored(process.env)) return loadProfiles({ shippedDir: shippedProfilesDir() });
   return loadProfiles({ shippedDir: shippedProfilesDir(), projectDir: resolve(cwd, 'profiles') });
 }
 
@@ -101,8 +103,11 @@ export async function toolsFor(
   ]);
   const builtins = [...builtinTools(), ...agentTools(), ...(loop ? loop.loopTools() : [])];
   const { loadUserTools, userToolDirs } = await import('../tools/user-tools.js');
+  // `./tools/` is the only optional folder: the project's own, skipped for an untrusted repository
+  // (the operator's `tools.paths` stay).
+  const ignoreProject = projectFilesIgnored(process.env);
   const user = await loadUserTools({
-    dirs: userToolDirs(cwd, config.tools.paths ?? []),
+    dirs: userToolDirs(cwd, config.tools.paths ?? []).filter((d) => !(ignoreProject && d.optional)),
     builtinNames: new Set([...builtins.map((t) => t.name), 'loop_signal']),
     cwd,
   });

@@ -16,6 +16,8 @@ import { formatProblems, problemsFrom } from './issues.js';
 import { readJsonFile } from './json-file.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from './loop-guard.js';
 import { MCP_JSON_FILE, mcpJsonKey, readMcpJson, readMcpServersFile } from './mcp-json.js';
+import { ignoredWarning, presentProjectFiles, projectFilesIgnored } from './project-files.js';
+import { applyFloor, parseFloor, SANDBOX_FLOOR_ENV } from '../sandbox/floor.js';
 import { CONFIG_KEYS, expandSandboxShorthand, NaviConfigSchema, type NaviConfig } from './schema.js';
 
 /** The global flags that feed configuration (as parsed by the CLI, camelCase). */
@@ -268,6 +270,8 @@ function projectLayer(opts: LoadConfigOptions, warnings: string[]): Layer | unde
     const path = resolveUserPath(opts.configFile, opts.cwd, opts.home);
     return fileLayer(path, show(path), false, opts.home, warnings);
   }
+  // A repository the operator does not trust (project-files.ts): its config is not read.
+  if (projectFilesIgnored(opts.env)) return undefined;
   for (const path of [join(opts.cwd, '.nav-config.json'), join(opts.cwd, '.agent', '.nav-config.json')]) {
     const layer = fileLayer(path, show(path), true, opts.home, warnings);
     if (layer) return layer;
@@ -340,7 +344,12 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
       ? undefined
       : fileLayer(userPath, displayPath(userPath, opts.cwd, opts.home), true, opts.home, warnings);
   if (user) layers.push(user);
-  const mcpJson = mcpJsonLayer(opts);
+  const ignoreProject = projectFilesIgnored(opts.env);
+  if (ignoreProject) {
+    const present = presentProjectFiles(opts.cwd);
+    if (present.length > 0) warnings.push(ignoredWarning(present));
+  }
+  const mcpJson = ignoreProject ? undefined : mcpJsonLayer(opts);
   if (mcpJson) layers.push(mcpJson);
   const project = projectLayer(opts, warnings);
   if (project && project.source !== user?.source) layers.push(project);
@@ -357,6 +366,10 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     throw new InvalidInputError('config_invalid', formatProblems(problems, 'configuration'));
   }
   const config = result.data;
+  // The operator's floor (floor.ts): nothing below it in any layer lowers the run's sandbox.
+  const floor = parseFloor(opts.env[SANDBOX_FLOOR_ENV]);
+  if (typeof floor === 'string') throw new InvalidInputError('config_invalid', `environment variable ${floor}`);
+  if (floor !== undefined) config.sandbox = applyFloor(config.sandbox, floor);
 
   const keys = new Set(layers.flatMap((layer) => leafPaths(layer.raw)));
   const loopMaxIterations = isMaxIterationsExplicit(layers.map((l) => l.raw.loop_mode));

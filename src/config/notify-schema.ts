@@ -1,8 +1,9 @@
 /**
  * Where a loop tells its user it needs them (issue 19): `notify: [{url, events?, format?}]` in
  * config files and task files. Lives in config/ because both schemas use it; the sending is
- * src/notify/. A URL may hold `${VAR}` references, kept as written (they are expanded only when a
- * notification is sent, so a webhook's secret never sits in a file, the store or the output).
+ * src/notify/. A URL in config may hold `${VAR}` references, kept as written (they are expanded
+ * only when a notification is sent, so a webhook's secret never sits in a file, the store or the
+ * output); a task file's may not (TaskNotifyListSchema).
  */
 import { z } from 'zod';
 import { oneOf } from './fields.js';
@@ -84,6 +85,22 @@ export const NotifyTargetSchema = z.strictObject({
 
 /** A notify list (config or task file). */
 export const NotifyListSchema = z.array(NotifyTargetSchema, { error: 'must be a list of { url, events?, format? }' });
+
+/**
+ * Why a task file's URL holds no `${` (issue 35): variables are expanded only in the operator's
+ * config and flags. A task file may come from a repository anyone can push to; expanded, its
+ * `http://…?db=${DATABASE_URL}` would deliver the worker's secrets.
+ */
+export const TASK_VARIABLE_PROBLEM =
+  'must not hold "${": a task file\'s notify URL is used as written (${VAR} is expanded only in your config\'s notify and --notify, never in a task file, which a repository may supply)';
+
+/** A task file's notify list: as the config's, and no `${` in any URL. */
+export const TaskNotifyListSchema = z.array(
+  NotifyTargetSchema.superRefine((t, ctx) => {
+    if (t.url.includes('${')) ctx.addIssue({ code: 'custom', path: ['url'], message: TASK_VARIABLE_PROBLEM, params: { hideValue: true } });
+  }),
+  { error: 'must be a list of { url, events?, format? }' },
+);
 
 /** One notify target as validated. */
 export type NotifyTargetConfig = z.output<typeof NotifyTargetSchema>;

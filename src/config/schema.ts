@@ -165,6 +165,23 @@ export function expandSandboxShorthand(value: unknown): unknown {
 /** `sandbox` as written in a file: a mode, or the block. */
 export const SandboxFieldSchema = z.preprocess(expandSandboxShorthand, SandboxSchema);
 
+/**
+ * The worker block (`navi worker`, issue 35). `trusted_repos`: the repositories whose own config
+ * (`.nav-config.json`, `.mcp.json`, `profiles/`, `tools/`) a job's loop may use, each as
+ * `navi queue add --repo` stored it: a git URL, or a local repository's absolute path. Any
+ * other repository's jobs run with the operator's config only.
+ */
+export const WorkerSchema = z.strictObject({
+  trusted_repos: z
+    .array(
+      text().refine((r) => /^[a-z][a-z0-9+.-]*:\/\//i.test(r) || /^[\w.-]+@[\w.-]+:/.test(r) || r.startsWith('/'), {
+        error: 'must be a git URL (https://…, ssh://…, git@host:…, file:///…) or an absolute path',
+      }),
+      { error: 'must be a list of repositories (git URLs or absolute paths)' },
+    )
+    .default(() => []),
+});
+
 /** The budget block: limits that end a loop with `budget_exhausted` (exit 5). */
 export const BudgetSchema = z.strictObject({
   /** Prompt + completion tokens a run may spend. */
@@ -202,6 +219,8 @@ export const NaviConfigSchema = z.object({
   mcp: McpSchema.prefault({}),
   /** Sandbox of the shell tool's commands: a mode or `{ mode, network }`. */
   sandbox: SandboxFieldSchema.prefault({}),
+  /** What `navi worker` trusts (issue 35). */
+  worker: WorkerSchema.prefault({}),
   /** Where a loop POSTs when it waits on a person, fails or ends (src/notify/). */
   notify: NotifyListSchema.default(() => []),
   /**

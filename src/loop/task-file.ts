@@ -19,7 +19,7 @@ import { lineLocator } from '../config/json-file.js';
 import { problemsFrom } from '../config/issues.js';
 import { readUserFile, UserFileError } from '../config/read-user-file.js';
 import type { LoopOverride } from '../config/load.js';
-import { NotifyListSchema, type NotifyTargetConfig } from '../config/notify-schema.js';
+import { TaskNotifyListSchema, type NotifyTargetConfig } from '../config/notify-schema.js';
 import { BudgetSchema, LoopModeSchema, PROFILE_ID_PATTERN, SandboxFieldSchema } from '../config/schema.js';
 import { InvalidInputError, printable } from '../errors.js';
 import { isRecord } from '../util/guards.js';
@@ -77,8 +77,8 @@ export const TaskFileSchema = z.strictObject({
   budget: BudgetSchema.optional(),
   // A mode or { mode, network }; the raw value overrides the config's `sandbox` (as `loop` does loop_mode).
   sandbox: SandboxFieldSchema.optional(),
-  /** Where to POST when the loop waits on a person, fails or ends (added to the config's `notify`). */
-  notify: NotifyListSchema.optional(),
+  /** Where to POST when the loop waits on a person, fails or ends (added to the config's `notify`); no `${VAR}` (issue 35). */
+  notify: TaskNotifyListSchema.optional(),
 });
 
 /** A check as the runner uses it. */

@@ -6,6 +6,7 @@
  * Why pg-boss and how its lease is kept: see lease.ts.
  */
 import type PgBoss from 'pg-boss';
+import type { GitRetryPolicy } from './git-retry.js';
 import { ensureScheduleTable } from './schedules.js';
 
 /** The one queue every navi loop job goes through. */
@@ -27,6 +28,8 @@ export interface QueueTiming {
   maintenanceSeconds: number;
   /** How often a worker looks for cron schedules that are due. */
   cronTickMs: number;
+  /** How a failed clone or fetch of a job's repository is retried before the job fails (git-retry.ts). */
+  gitRetry: GitRetryPolicy;
 }
 
 function envNumber(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
@@ -39,6 +42,8 @@ function envNumber(env: Record<string, string | undefined>, name: string, fallba
 /**
  * The lease (NAVI_QUEUE_LEASE_S, default 5 minutes) is renewed four times per lease and at least
  * every 10 s, so a cancel is seen within seconds; maintenance runs twice per lease, at most once a minute.
+ * A clone or fetch is tried NAVI_QUEUE_GIT_TRIES times (default 5), the pauses doubling from
+ * NAVI_QUEUE_GIT_RETRY_MS (default 5 s) to at most a minute.
  */
 export function queueTiming(env: Record<string, string | undefined>): QueueTiming {
   const leaseSeconds = Math.round(envNumber(env, 'NAVI_QUEUE_LEASE_S', 300, 2));
@@ -48,6 +53,12 @@ export function queueTiming(env: Record<string, string | undefined>): QueueTimin
     pollMs: envNumber(env, 'NAVI_QUEUE_POLL_MS', 2000, 50),
     maintenanceSeconds: Math.max(1, Math.min(60, Math.floor(leaseSeconds / 2))),
     cronTickMs: envNumber(env, 'NAVI_QUEUE_CRON_TICK_MS', 15_000, 50),
+    // 5 tries, 5 s doubling to at most a minute: 75 s of a flaky network, not 20 retries in three minutes.
+    gitRetry: {
+      tries: Math.round(envNumber(env, 'NAVI_QUEUE_GIT_TRIES', 5, 1)),
+      firstDelayMs: envNumber(env, 'NAVI_QUEUE_GIT_RETRY_MS', 5000, 10),
+      maxDelayMs: 60_000,
+    },
   };
 }
 

@@ -14,7 +14,7 @@ import { QUEUE, type QueueTiming } from './engine.js';
 import { loopArgv, type JobData } from './job-data.js';
 import { jobVerdict, type StopCause } from './job-outcome.js';
 import { claimJob, failForGood, handBack, moveRun, patchJobData, renewLease } from './lease.js';
-import { addWorktree, attachBranch, removeWorktree, type Worktree } from './worktree.js';
+import { addWorktree, attachBranch, removeWorktree, RepoUnavailableError, type Worktree } from './worktree.js';
 
 /** What the worker says about its jobs (`navi worker` prints them). */
 export interface WorkerEvent {
@@ -34,14 +34,28 @@ export interface JobContext {
   naviBin: string;
   cacheDir: string;
   env: NodeJS.ProcessEnv;
+  /**
+   * What the operator's trust and sandbox floor add to `env` for this job's loop (undefined
+   * removes a variable): the CLI decides them (cli/commands/worker.ts), the queue only applies them.
+   */
+  jobEnv?: (data: JobData) => Record<string, string | undefined>;
+  /**
+   * Checks a new job's task in its fresh worktree before the loop starts (a task whose `cwd`
+   * leads out of the worktree); a throw fails the job for good with its message.
+   */
+  checkJob?: (data: JobData, worktree: string) => void;
   log: (e: WorkerEvent) => void;
   /** Aborted when the worker stops (SIGINT/SIGTERM): the loop stops at a safe point and is handed back. */
   stopping: AbortSignal;
 }
 
-/** Reads the loop's stream-json: the run id (first event that has one) and the final result's reason. */
-function watchOutput(child: ReturnType<typeof spawn>, logFile: string, onRunId: (id: string) => void): { reason: () => string | null } {
+/**
+ * Reads the loop's stream-json: the run id (first event that has one), the final result's reason
+ * and the last `error` event's message (why a job failed, for `navi queue list`).
+ */
+function watchOutput(child: ReturnType<typeof spawn>, logFile: string, onRunId: (id: string) => void): { reason: () => string | null; error: () => string | null } {
   let reason: string | null = null;
+  let error: string | null = null;
   let runId: string | null = null;
   const log = createWriteStream(logFile, { flags: 'a' });
   child.stderr?.pipe(log, { end: false });
@@ -61,10 +75,37 @@ function watchOutput(child: ReturnType<typeof spawn>, logFile: string, onRunId: 
         onRunId(runId);
       }
       if (ev.type === 'result' && typeof ev.reason === 'string') reason = ev.reason;
+      if (ev.type === 'error' && typeof ev.message === 'string') error = ev.message.slice(0, 2000);
     });
     lines.on('close', () => log.end());
   }
-  return { reason: () => reason };
+  return { reason: () => reason, error: () => error };
+}
+
+/** The loop's environment: the worker's, with what the operator's trust and floor set for this job. */
+function envOf(ctx: JobContext, data: JobData): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...ctx.env };
+  for (const [name, value] of Object.entries(ctx.jobEnv?.(data) ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+/** Resolves after `ms`; rejects at once when the worker stops (the job is handed back, not failed). */
+function pauseUnlessStopping(ms: number, stopping: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (stopping.aborted) return reject(new Error('the worker is stopping'));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new Error('the worker is stopping'));
+    };
+    const timer = setTimeout(() => {
+      stopping.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    stopping.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 export async function runJob(ctx: JobContext, job: PgBoss.JobWithMetadata<JobData>): Promise<void> {
@@ -99,14 +140,22 @@ export async function runJob(ctx: JobContext, job: PgBoss.JobWithMetadata<JobDat
         runId,
         dir: path.join(ctx.cacheDir, 'worktrees', `${job.id}.${job.retryCount}`),
         cacheDir: ctx.cacheDir,
+        retry: { policy: timing.gitRetry, wait: (ms) => pauseUnlessStopping(ms, ctx.stopping) },
       });
       if (runId !== null) await moveRun(db, runId, wt.path);
+      else ctx.checkJob?.(data, wt.path);
       await patchJobData(db, job.id, worker, { worktree: wt.path });
     } catch (err) {
+      if (ctx.stopping.aborted) {
+        await handBack(boss, job.id, worker, { handed_back: true, ...(runId !== null ? { run_id: runId } : {}) });
+        ctx.log({ event: 'job_handed_back', job_id: job.id });
+        return;
+      }
       const message = describeError(err);
       ctx.log({ event: 'job_failed', job_id: job.id, message });
-      // A repository or branch that is not there stays so; git failing otherwise may pass.
-      if (isNaviError(err)) await failForGood(boss, job.id, worker, { error: message });
+      // A repository or branch that is not there stays so, and so does a clone that failed every
+      // try (its retries are done, with backoff, in worktree.ts); git failing otherwise may pass.
+      if (isNaviError(err) || err instanceof RepoUnavailableError) await failForGood(boss, job.id, worker, { error: message });
       else await handBack(boss, job.id, worker, { error: message }, 10);
       return;
     }
@@ -118,7 +167,7 @@ export async function runJob(ctx: JobContext, job: PgBoss.JobWithMetadata<JobDat
     const tree = wt;
     const logDir = path.join(ctx.cacheDir, 'logs');
     mkdirSync(logDir, { recursive: true });
-    const proc = spawn(process.execPath, [ctx.naviBin, ...loopArgv(data, runId)], { cwd: tree.path, env: ctx.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [ctx.naviBin, ...loopArgv(data, runId)], { cwd: tree.path, env: envOf(ctx, data), stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     const exited = new Promise<number | null>((resolve) => {
       proc.on('error', () => resolve(null));
@@ -133,7 +182,8 @@ export async function runJob(ctx: JobContext, job: PgBoss.JobWithMetadata<JobDat
     });
     const exitCode = await exited;
     const verdict = jobVerdict({ exitCode, cause, resultReason: watched.reason() });
-    const output = { exit_code: exitCode, reason: watched.reason(), ...(runId !== null ? { run_id: runId } : {}) };
+    const error = watched.error();
+    const output = { exit_code: exitCode, reason: watched.reason(), ...(error !== null ? { error } : {}), ...(runId !== null ? { run_id: runId } : {}) };
     const ids = { job_id: job.id, exit_code: exitCode, ...(runId !== null ? { run_id: runId } : {}) };
     if (verdict.kind === 'complete') {
       if (await renewLease(db, job.id, worker, timing.leaseSeconds)) await boss.complete(QUEUE, job.id, output);
@@ -141,7 +191,8 @@ export async function runJob(ctx: JobContext, job: PgBoss.JobWithMetadata<JobDat
       await removeWorktree(tree);
     } else if (verdict.kind === 'fail') {
       await failForGood(boss, job.id, worker, output);
-      ctx.log({ event: 'job_failed', ...ids, ...(watched.reason() !== null ? { message: watched.reason() ?? '' } : {}) });
+      const why = error ?? watched.reason();
+      ctx.log({ event: 'job_failed', ...ids, ...(why !== null ? { message: why } : {}) });
     } else if (verdict.kind === 'hand_back') {
       await handBack(boss, job.id, worker, { ...output, handed_back: true }, verdict.delaySeconds);
       ctx.log({ event: 'job_handed_back', ...ids });

@@ -19,6 +19,8 @@ export interface JobView {
   started_at: string | null;
   finished_at: string | null;
   exit_code: number | null;
+  /** Why it failed, when it did: git's reason for a repository it could not clone, the loop's error. */
+  error: string | null;
   schedule_id: string | null;
 }
 
@@ -54,6 +56,7 @@ function viewOf(r: Record<string, unknown>): JobView {
     started_at: iso(r.started_on),
     finished_at: iso(r.completed_on),
     exit_code: typeof output.exit_code === 'number' ? output.exit_code : null,
+    error: typeof output.error === 'string' ? output.error : null,
     schedule_id: typeof data.schedule_id === 'string' ? data.schedule_id : null,
   };
 }

@@ -8,7 +8,7 @@ import type PgBoss from 'pg-boss';
 import { describeError } from '../errors.js';
 import { openEngine, QUEUE, type QueueTiming } from './engine.js';
 import type { JobData } from './job-data.js';
-import { runJob, type WorkerEvent } from './job-runner.js';
+import { runJob, type JobContext, type WorkerEvent } from './job-runner.js';
 import { tickSchedules, type ScheduleRow } from './schedules.js';
 import { sendOptions } from './send.js';
 
@@ -19,6 +19,10 @@ export interface WorkerOptions {
   naviBin: string;
   cacheDir: string;
   env: NodeJS.ProcessEnv;
+  /** Per job: what trust and the sandbox floor add to `env` (job-runner.ts). */
+  jobEnv?: JobContext['jobEnv'];
+  /** Per new job, in its worktree: a throw fails it (job-runner.ts). */
+  checkJob?: JobContext['checkJob'];
   log: (e: WorkerEvent) => void;
   signal: AbortSignal;
   /** Called once the engine is open and the worker takes jobs. */
@@ -46,7 +50,18 @@ export async function runWorker(opts: WorkerOptions): Promise<void> {
   const boss = await openEngine({ url: opts.url, timing: opts.timing, supervise: true, onError: (err) => opts.log({ event: 'worker_error', message: describeError(err) }) });
   const active = new Map<string, Promise<void>>();
   let current: { done: Promise<void>; wake: () => void } | null = null;
-  const ctx = { boss, worker: name, timing: opts.timing, naviBin: opts.naviBin, cacheDir: opts.cacheDir, env: opts.env, log: opts.log, stopping: opts.signal };
+  const ctx: JobContext = {
+    boss,
+    worker: name,
+    timing: opts.timing,
+    naviBin: opts.naviBin,
+    cacheDir: opts.cacheDir,
+    env: opts.env,
+    ...(opts.jobEnv ? { jobEnv: opts.jobEnv } : {}),
+    ...(opts.checkJob ? { checkJob: opts.checkJob } : {}),
+    log: opts.log,
+    stopping: opts.signal,
+  };
   const send = (s: ScheduleRow): Promise<string | null> => boss.send(QUEUE, { ...s.data, schedule_id: s.id }, sendOptions(s.priority, opts.timing));
   const tick = (): void => {
     tickSchedules(boss.getDb(), new Date(), send).catch((err: unknown) => opts.log({ event: 'worker_error', message: `cron: ${describeError(err)}` }));

@@ -62,11 +62,17 @@ forEachBackend((backend) => {
     );
 
     it(
-      'strict approval: the prompt arrives once as "waiting" (Slack shape, URL from ${VAR}), then the finish; an events filter keeps the rest away',
+      'strict approval: the prompt arrives once as "waiting" (Slack shape, URL from ${VAR} in config), then the finish; an events filter keeps the rest away',
       async () => {
         const rec = await startReceiver();
         const s = await scenario(backend, script(fixIteration()));
-        loopRepo(s.cwd, { extra: ['notify:', '  - { url: "${HOOK_BASE}/slack/${HOOK_TOKEN}", format: slack }', '  - { url: "${HOOK_BASE}/discord", format: discord, events: [waiting] }'].join('\n') });
+        // `${VAR}` is expanded in the operator's config only, never in a task file (issue 35).
+        const notify = [
+          { url: '${HOOK_BASE}/slack/${HOOK_TOKEN}', format: 'slack' },
+          { url: '${HOOK_BASE}/discord', format: 'discord', events: ['waiting'] },
+        ];
+        fs.writeFileSync(path.join(s.cwd, '.nav-config.json'), JSON.stringify({ notify }));
+        loopRepo(s.cwd);
         fs.writeFileSync(path.join(s.cwd, 'decisions.jsonl'), '{"decision":"continue"}\n');
         const run = await s.navi(['loop', 'task.yaml', '-o', 'stream-json', '--approval', 'strict', '--decisions', 'decisions.jsonl'], {
           env: { HOOK_BASE: rec.base, HOOK_TOKEN: SECRET },

@@ -127,7 +127,9 @@ export async function waitUntil<T>(what: string, check: () => Promise<T | undefi
 }
 
 export async function startWorker(cwd: string, env: Record<string, string>, ...args: string[]): Promise<NaviProcess> {
-  const w = startNavi(['worker', '-o', 'json', '--cache-dir', makeTempDir('queue-cache'), ...args], { cwd, env, timeoutMs: 4 * TIMEOUT_MS });
+  // A private cache unless the test names one (to look into its clones and job logs).
+  const cache = args.includes('--cache-dir') ? [] : ['--cache-dir', makeTempDir('queue-cache')];
+  const w = startNavi(['worker', '-o', 'json', ...cache, ...args], { cwd, env, timeoutMs: 4 * TIMEOUT_MS });
   await w.waitForEvent('worker', (e) => e.event === 'worker_ready');
   return w;
 }

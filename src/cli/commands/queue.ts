@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidInputError, NotFoundError, StorageError, describeError } from '../../errors.js';
+import { loadTaskFile } from '../../loop/task-file.js';
 import { checkCron } from '../../queue/cron.js';
 import type PgBoss from 'pg-boss';
 import type { QueueTiming } from '../../queue/engine.js';
@@ -17,6 +18,7 @@ import { requirePostgres } from '../../queue/require-postgres.js';
 import type { GlobalArgs } from '../global-args.js';
 import { checkLoopOptions, loopRequestOf, type LoopFlagArgs } from '../loop-flags.js';
 import { printJson, resolveCwd, setup } from '../setup.js';
+import { findTaskFile } from '../task-lookup.js';
 import { terminalSafe } from '../terminal-text.js';
 
 /** `navi queue add`'s flags: a loop request's (loop-flags.ts, as `navi loop` reads them), and where and when the job runs. */
@@ -74,6 +76,12 @@ function taskInRepo(task: string, repo: string, cwd: string): string {
 
 /** The job's data from the flags, checked before anything is sent (exit 2). */
 export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
+  // `--repo=-u…` would reach git clone as --upload-pack (issue 35): never an option.
+  for (const [flag, v] of [['--repo', args.repo], ['--branch', args.branch]] as const) {
+    if (v !== undefined && v.trimStart().startsWith('-')) {
+      throw new InvalidInputError('flag_invalid', `${flag} '${terminalSafe(v)}' begins with "-": give a repository directory or git URL${flag === '--branch' ? ' (a branch or commit name)' : ''}, never a git option`);
+    }
+  }
   const task = (args.task ?? '').trim();
   if (task === '') throw new InvalidInputError('task_missing', 'navi queue add: give a task file (relative to the repository), a task name, or a prompt in quotes');
   const request = loopRequestOf(args);
@@ -91,7 +99,20 @@ export function jobDataOf(args: QueueAddArgs, cwd: string): JobData {
   const { notify: _notify, never_pause: neverPause, ...rest } = request;
   const loop: LoopOptions = { ...rest, ...(neverPause === true ? { never_pause: true } : {}), ...(decisions !== undefined ? { decisions } : {}) };
   const repo = repoOf(args.repo, cwd);
-  return { task: taskInRepo(task, repo, cwd), repo, ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };
+  const stored = taskInRepo(task, repo, cwd);
+  checkLocalTask(stored, repo);
+  return { task: stored, repo, ...(args.branch !== undefined ? { branch: args.branch } : {}), loop };
+}
+
+/**
+ * A task file of a local repository is validated now (exit 2, every problem named), as `navi
+ * loop` would: a job that can only fail (a notify URL holding `${VAR}`, an unknown key) is never
+ * queued. A task of a git URL is read by the worker from its clone.
+ */
+function checkLocalTask(task: string, repo: string): void {
+  if (isGitUrl(repo)) return;
+  const file = findTaskFile(task, repo);
+  if (file !== null) loadTaskFile(file.path, file.display);
 }
 
 export async function queueAdd(argv: Args): Promise<number> {
@@ -127,7 +148,8 @@ export async function queueAdd(argv: Args): Promise<number> {
 
 function row(j: JobView): string {
   const run = j.run_id ?? '-';
-  return `${j.id}  ${j.status.padEnd(9)}  ${String(j.attempts).padStart(2)}  ${(j.worker ?? '-').padEnd(20)}  ${run.padEnd(22)}  ${terminalSafe(j.task)}  ${terminalSafe(j.repo)}`;
+  const why = j.status === 'failed' && j.error !== null ? `  ${terminalSafe(j.error.split('\n')[0] ?? '')}` : '';
+  return `${j.id}  ${j.status.padEnd(9)}  ${String(j.attempts).padStart(2)}  ${(j.worker ?? '-').padEnd(20)}  ${run.padEnd(22)}  ${terminalSafe(j.task)}  ${terminalSafe(j.repo)}${why}`;
 }
 
 export async function queueList(argv: Args): Promise<number> {
