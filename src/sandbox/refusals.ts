@@ -36,7 +36,8 @@ const MAX_REFUSALS = 5;
 
 /** The path a refusal line names: quoted (', ‘’, "), `cannot create PATH:` (dash), `… file PATH:` (git), else the first absolute path. */
 export function refusedPath(line: string): string | undefined {
-  const quoted = /['‘"]((?:\/|\.{1,2}\/)[^'’"]*)['’"]/.exec(line);
+  // A quoted path: absolute, `./`, `../` or a relative one with a slash (`.git/objects`).
+  const quoted = /['‘"]((?:\/|\.{1,2}\/|[\w.-]+\/)[^'’"]*)['’"]/.exec(line);
   if (quoted?.[1] !== undefined) return quoted[1];
   const created = /(?:cannot create|\bfile) (\S+?):/.exec(line);
   if (created?.[1] !== undefined) return created[1];
@@ -64,7 +65,8 @@ const GIT_PATH_ROLES: Readonly<Record<string, string>> = {
 function protectedPathOf(sandbox: RefusalContext, path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
   const abs = absolute(path, sandbox.cwd);
-  return sandbox.readOnlyInside.find((p) => isInside(abs, p) || abs.startsWith(`${p}.`));
+  // The path itself or inside it first: `config.worktree` is not `config`'s lock file.
+  return sandbox.readOnlyInside.find((p) => isInside(abs, p)) ?? sandbox.readOnlyInside.find((p) => abs.startsWith(`${p}.`));
 }
 
 /** A path shown relative to the tree when inside it. */
