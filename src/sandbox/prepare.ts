@@ -26,6 +26,8 @@ export interface PrepareSandboxOptions {
   platform?: NodeJS.Platform;
   /** navi's configured data directory (`db.data_dir`), hidden inside with the default one. */
   dataDir?: string;
+  /** More paths commands must still read where a hidden directory holds them (user tool directories from `tools.paths`). */
+  visible?: readonly string[];
 }
 
 /** Where the launcher of each platform comes from, for the message when it is missing. */
@@ -157,7 +159,12 @@ export async function prepareSandbox(policy: SandboxPolicy, opts: PrepareSandbox
     ...writableLayout(policy.mode, cwd, facts),
     hidden: hiddenHere,
     // The whole work tree stays readable (read-only mode, a cwd below its top) where a hidden directory holds it.
-    keepVisible: [...keepVisible(policy.network, hiddenHere), ...(facts !== null ? [facts.workTree, facts.gitDir, facts.commonDir] : []), cwd],
+    keepVisible: [
+      ...keepVisible(policy.network, hiddenHere),
+      ...(facts !== null ? [facts.workTree, facts.gitDir, facts.commonDir] : []),
+      cwd,
+      ...(opts.visible ?? []).map(realOrResolved),
+    ],
     tmpDir: privateTmpDir(),
     env: policy.env ?? DEFAULT_SANDBOX_ENV,
   };
