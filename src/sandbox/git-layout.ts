@@ -19,7 +19,7 @@
  *
  * Pure: prepare.ts gathers the facts and makes the placeholders.
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Sandbox } from './modes.js';
 import { isInside } from './paths.js';
 
@@ -35,6 +35,13 @@ export interface GitFacts {
   dotGit: 'dir' | 'file' | 'other';
   /** The administrative directories of every linked worktree (`<common>/worktrees/*`). */
   worktrees: readonly string[];
+  /**
+   * Submodules' git directories (`<common>/modules/**`): `git status` in the superproject runs
+   * git in each submodule, which reads that directory's config. Optional: none when absent.
+   */
+  modules?: readonly string[];
+  /** The `.git` files of checked-out submodules in the tree (`sub/.git`: `gitdir: ../.git/modules/sub`). */
+  submoduleDotGits?: readonly string[];
 }
 
 /** A path kept read-only inside and, when missing, the content it is created with first. */
@@ -79,11 +86,18 @@ function worktreeControl(admin: string): ControlPath[] {
 export function gitControl(facts: GitFacts): GitControl {
   const { commonDir, gitDir } = facts;
   const admins = [...new Set([...(gitDir !== commonDir ? [gitDir] : []), ...facts.worktrees])];
-  const control = [...commonControl(commonDir), ...admins.flatMap(worktreeControl)];
+  const modules = facts.modules ?? [];
+  const control = [...commonControl(commonDir), ...admins.flatMap(worktreeControl), ...modules.flatMap(commonControl)];
   if (facts.dotGit === 'file') control.push({ path: join(facts.workTree, '.git'), kind: 'file' });
+  for (const dotGit of facts.submoduleDotGits ?? []) control.push({ path: dotGit, kind: 'file' });
   const pinned = [commonDir, join(commonDir, 'objects'), join(commonDir, 'objects', 'info'), gitDir];
   if (admins.length > 0) pinned.push(join(commonDir, 'worktrees'), ...admins);
-  return { control, pinned: [...new Set(pinned)] };
+  for (const module of modules) {
+    // Every directory from the superproject's git directory down to the submodule's, so none can be moved aside.
+    for (let dir = module; dir.length > commonDir.length && isInside(dir, commonDir); dir = dirname(dir)) pinned.push(dir);
+    pinned.push(join(module, 'objects'), join(module, 'objects', 'info'));
+  }
+  return { control, pinned: [...new Set(pinned)].sort((a, b) => a.localeCompare(b)) };
 }
 
 /**

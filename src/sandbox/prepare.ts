@@ -13,7 +13,7 @@ import { gitControl, writableLayout, type GitFacts } from './git-layout.js';
 import { defaultDataRoot, hiddenDirs } from './hidden-dirs.js';
 import { DEFAULT_SANDBOX_ENV, type Sandbox, type SandboxPolicy } from './modes.js';
 import { isInside } from './paths.js';
-import { resolveGitLocation } from './own-git.js';
+import { resolveGitLocation, runOwnGit, type GitLocation } from './own-git.js';
 import { BWRAP_PROBE_ARGS, findOnPath, probeLauncher, SEATBELT_PROBE_ARGS } from './probe.js';
 
 export { isInside } from './paths.js';
@@ -64,7 +64,38 @@ async function gitFacts(cwd: string): Promise<GitFacts | null> {
     workTree: at.workTree,
     dotGit: dotGit === undefined ? 'other' : dotGit.isDirectory() ? 'dir' : dotGit.isFile() ? 'file' : 'other',
     worktrees,
+    modules: moduleGitDirs(join(at.commonDir, 'modules')),
+    submoduleDotGits: (await submodulePaths(at)).map((p) => join(at.workTree, p, '.git')).filter((p) => lstatSync(p, { throwIfNoEntry: false })?.isFile() === true),
   };
+}
+
+/** How deep submodules nest under `modules/` before navi stops looking (names with slashes, submodules of submodules). */
+const MAX_MODULE_DEPTH = 6;
+
+/** The git directories under a `modules/` directory: those with a `HEAD` and a `config`, and theirs in turn. */
+function moduleGitDirs(dir: string, depth = 0): string[] {
+  if (depth > MAX_MODULE_DEPTH) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name));
+  } catch {
+    return [];
+  }
+  return entries.flatMap((d) =>
+    existsSync(join(d, 'HEAD')) && existsSync(join(d, 'config')) ? [d, ...moduleGitDirs(join(d, 'modules'), depth + 1)] : moduleGitDirs(d, depth + 1),
+  );
+}
+
+/** The tree's submodule paths (gitlinks, mode 160000), as navi's own git reads the index. */
+async function submodulePaths(at: GitLocation): Promise<string[]> {
+  const out = await runOwnGit(at, at.workTree, ['ls-files', '--stage', '-z']);
+  if (out === null) return [];
+  return out
+    .split('\0')
+    .filter((entry) => entry.startsWith('160000 '))
+    .map((entry) => entry.slice(entry.indexOf('\t') + 1));
 }
 
 /**

@@ -138,6 +138,44 @@ forEachBackend(
       );
 
       it(
+        "git: a submodule's config and .git file stay read-only, so the user's next git status in the superproject runs no fsmonitor; a commit in the submodule still works",
+        async () => {
+          const markers = tempDir('markers');
+          const marker = path.join(markers, 'SUBMODULE_FSMONITOR');
+          const source = tempDir('submodule-source');
+          git(source, 'init', '-q');
+          fs.writeFileSync(path.join(source, 'lib.txt'), 'lib\n');
+          git(source, 'add', 'lib.txt');
+          git(source, '-c', 'user.name=s', '-c', 'user.email=s@test', 'commit', '-qm', 'lib');
+          const s = await scenario(
+            backend,
+            scriptRun(
+              [
+                `git -C sub config core.fsmonitor "touch ${marker}; echo"; echo "sub config: $?"`,
+                // Where the .git file points decides which config git reads (here: the same place, so the fsmonitor above would still run).
+                'echo "gitdir: $PWD/.git/modules/sub" > sub/.git; echo "sub .git: $?"',
+                'echo more >> sub/lib.txt && git -C sub -c user.name=m -c user.email=m@test commit -qam more && echo "sub commit: $?"',
+                '',
+              ].join('\n'),
+            ),
+          );
+          git(s.cwd, 'init', '-q');
+          git(s.cwd, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', source, 'sub');
+          git(s.cwd, '-c', 'user.name=u', '-c', 'user.email=u@test', 'commit', '-qm', 'with a submodule');
+          const run = await s.navi(['run', '--sandbox', 'workspace-write', '-o', 'stream-json', 'poison the submodule']);
+          expect(run.code, describeRun(run)).toBe(0);
+          const output = shellOutput(expectValidStream(run));
+          expect(output).toMatch(/sub config: [1-9]/);
+          expect(output).toMatch(/sub \.git: [1-9]/);
+          expect(output).toContain('sub commit: 0');
+          expect(git(s.cwd, 'status', '--porcelain')).toContain('sub');
+          expect(fs.existsSync(marker), "the user's git status ran the submodule's planted fsmonitor").toBe(false);
+          expect(git(path.join(s.cwd, 'sub'), 'log', '--format=%s', '-1').trim()).toBe('more');
+        },
+        SCENARIO_TIMEOUT_MS,
+      );
+
+      it(
         'tmux: with $TMUX set, a sandboxed tmux new-window or send-keys reaches no server outside',
         async () => {
           const sock = path.join(tempDir('tmux'), 'sock');
