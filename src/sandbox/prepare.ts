@@ -26,7 +26,7 @@ export interface PrepareSandboxOptions {
   platform?: NodeJS.Platform;
   /** navi's configured data directory (`db.data_dir`), hidden inside with the default one. */
   dataDir?: string;
-  /** More paths commands must still read where a hidden directory holds them (user tool directories from `tools.paths`). */
+  /** More paths commands must still read where a hidden directory holds them (user tool directories from `tools.paths`; relative to cwd). */
   visible?: readonly string[];
 }
 
@@ -194,7 +194,7 @@ export async function prepareSandbox(policy: SandboxPolicy, opts: PrepareSandbox
       ...keepVisible(policy.network, hiddenHere),
       ...(facts !== null ? [facts.workTree, facts.gitDir, facts.commonDir] : []),
       cwd,
-      ...(opts.visible ?? []).map(realOrResolved),
+      ...(opts.visible ?? []).map((p) => realOrResolved(resolve(cwd, p))),
     ],
     tmpDir: privateTmpDir(),
     env: policy.env ?? DEFAULT_SANDBOX_ENV,
