@@ -7,8 +7,9 @@
  * - The repository is located once, at the start, and every later call names it
  *   (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_COMMON_DIR`): a `.git` or `commondir` planted later is
  *   never read, and a tree that was no repository stays none.
- * - No system or global configuration (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`),
- *   no inherited `GIT_*` variable (`GIT_EXTERNAL_DIFF`, `GIT_CONFIG_PARAMETERS`, …).
+ * - No system or global configuration of the machine's (`GIT_CONFIG_GLOBAL=/dev/null`, and as
+ *   the system file one of navi's that says only `safe.directory = *`), no inherited `GIT_*`
+ *   variable (`GIT_EXTERNAL_DIFF`, `GIT_CONFIG_PARAMETERS`, …).
  * - Settings that override every file (`GIT_CONFIG_COUNT`, git's `-c` without the parsing of
  *   `-c`; passed on to git's own children): `core.fsmonitor` off, hooks at `/dev/null`, no
  *   external diff, submodules ignored (their own configs are the model's too).
@@ -18,8 +19,9 @@
  *   also get `--no-ext-diff --no-textconv` (git-probe.ts).
  */
 import { execFile } from 'node:child_process';
-import { realpathSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 
 /** Where a repository is, fixed at the start (absolute, real paths). */
 export interface GitLocation {
@@ -73,19 +75,47 @@ export function blankedFilters(drivers: readonly string[]): Array<readonly [stri
   ] as const);
 }
 
-/** The environment of navi's own git: `base` without its `GIT_*`, the repository named, the settings above every file. */
+/**
+ * The "system" configuration of navi's own git: only `safe.directory = *`. git ignores
+ * `safe.directory` given any other way than a system or global file, and without it a
+ * repository owned by another user (a CI checkout, a container's mount) would be no repository
+ * to navi — and then the sandbox would not protect its git directory. Trusting it is safe here:
+ * the ownership check keeps a stranger's config from running commands, and navi's git runs none.
+ * Written once per process into a private directory; undefined when that fails (no system config then).
+ */
+let systemConfig: string | null | undefined;
+function ownSystemConfig(): string | undefined {
+  if (systemConfig === undefined) {
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'navi-git-'));
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      const file = join(dir, 'config');
+      writeFileSync(file, '[safe]\n\tdirectory = *\n', { mode: 0o600 });
+      systemConfig = file;
+    } catch {
+      systemConfig = null;
+    }
+  }
+  return systemConfig ?? undefined;
+}
+
+/**
+ * The environment of navi's own git: `base` without its `GIT_*`, the repository named, the
+ * settings above every file, and as system configuration `systemFile` (none when undefined).
+ */
 export function ownGitEnv(
   base: NodeJS.ProcessEnv,
   location: GitLocation | null,
   extra: ReadonlyArray<readonly [string, string]> = [],
+  systemFile?: string,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(base)) if (!name.startsWith('GIT_')) env[name] = value;
+  Object.assign(env, systemFile !== undefined ? { GIT_CONFIG_SYSTEM: systemFile } : { GIT_CONFIG_NOSYSTEM: '1' });
   Object.assign(env, {
     LC_ALL: 'C',
     // No optional locks, so a concurrent `git commit` by the agent is not blocked by navi looking.
     GIT_OPTIONAL_LOCKS: '0',
-    GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_ATTR_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
@@ -114,8 +144,9 @@ function exec(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Pro
  */
 export async function runOwnGit(location: GitLocation, cwd: string, args: readonly string[]): Promise<string | null> {
   // Reading configuration runs nothing (includes are files); the drivers it defines are blanked below.
-  const drivers = await exec(['config', '-z', '--name-only', '--get-regexp', '^filter\\.'], cwd, ownGitEnv(process.env, location));
-  const out = await exec(args, cwd, ownGitEnv(process.env, location, blankedFilters(filterDriverNames(drivers.stdout))));
+  const system = ownSystemConfig();
+  const drivers = await exec(['config', '-z', '--name-only', '--get-regexp', '^filter\\.'], cwd, ownGitEnv(process.env, location, [], system));
+  const out = await exec(args, cwd, ownGitEnv(process.env, location, blankedFilters(filterDriverNames(drivers.stdout)), system));
   return out.ok ? out.stdout : null;
 }
 
@@ -143,7 +174,7 @@ export async function resolveGitLocation(cwd: string): Promise<GitLocation | nul
   const out = await exec(
     ['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--show-toplevel', '--show-prefix'],
     cwd,
-    ownGitEnv(process.env, null),
+    ownGitEnv(process.env, null, [], ownSystemConfig()),
   );
   return out.ok ? parseLocation(out.stdout) : null;
 }

@@ -336,6 +336,13 @@ describe("navi's own git", () => {
     });
   });
 
+  it("its system configuration is navi's own file (safe.directory), or none", () => {
+    expect(ownGitEnv({}, null, [], '/tmp/navi-git-1/config')).toMatchObject({ GIT_CONFIG_SYSTEM: '/tmp/navi-git-1/config', GIT_CONFIG_GLOBAL: '/dev/null' });
+    expect(ownGitEnv({}, null, [], '/tmp/navi-git-1/config').GIT_CONFIG_NOSYSTEM).toBeUndefined();
+    expect(ownGitEnv({ GIT_CONFIG_SYSTEM: '/etc/evil' }, null)).toMatchObject({ GIT_CONFIG_NOSYSTEM: '1' });
+    expect(ownGitEnv({ GIT_CONFIG_SYSTEM: '/etc/evil' }, null).GIT_CONFIG_SYSTEM).toBeUndefined();
+  });
+
   it.each([
     ['NUL-separated names', 'filter.lfs.clean\0filter.lfs.smudge\0filter.Other.Name.process\0', ['lfs', 'Other.Name']],
     ['none', '', []],

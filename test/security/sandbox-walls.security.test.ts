@@ -175,6 +175,35 @@ forEachBackend(
         SCENARIO_TIMEOUT_MS,
       );
 
+      it.skipIf(process.getuid?.() !== 0)(
+        'git: a repository owned by another user (a CI checkout) is protected all the same, and the loop still sees it',
+        async () => {
+          const markers = tempDir('markers');
+          const filterRan = path.join(markers, 'FILTER_RAN');
+          const s = await scenario(
+            backend,
+            script([
+              tc('write_file', { path: 'attack.sh', content: commondirAttack(filterRan, path.join(markers, 'FSMONITOR_RAN')) }),
+              tc('shell', { command: 'sh attack.sh' }),
+              tc('write_file', { path: 'math.js', content: FIXED }),
+              say('I changed math.js.'),
+            ]),
+          );
+          loopRepo(s.cwd, { loop: '{ max_iterations: 1 }', extra: 'sandbox: workspace-write' });
+          // git refuses a repository of another owner unless safe.directory says so; navi runs as root here.
+          execFileSync('chown', ['-R', '65534:65534', s.cwd]);
+          const run = await s.navi(['loop', 'task.yaml', '-o', 'stream-json'], { timeoutMs: LOOP_TIMEOUT_MS });
+          expectExit(run, 3);
+          const events = expectLoopStream(run);
+          expect(shellOutput(events)).toContain('.git/commondir stays read-only');
+          const evidence = eventsOf(events, 'iteration_status')[0]?.evidence as { git_repo: boolean; files_changed: string[] };
+          expect(evidence.git_repo).toBe(true);
+          expect(evidence.files_changed).toContain('math.js');
+          expect(fs.readdirSync(markers)).toEqual([]);
+        },
+        LOOP_TIMEOUT_MS,
+      );
+
       it(
         'tmux: with $TMUX set, a sandboxed tmux new-window or send-keys reaches no server outside',
         async () => {
