@@ -5,7 +5,7 @@
  * cannot be set up the answer is exit 2 naming what is missing and the fix, never a run
  * without it.
  */
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
@@ -108,11 +108,15 @@ function placeControlPaths(facts: GitFacts): void {
   for (const c of gitControl(facts).control) {
     if (existsSync(c.path)) continue;
     try {
+      const parent = dirname(c.path);
       if (c.kind === 'dir') mkdirSync(c.path);
       else if (c.placeholder !== undefined) {
-        mkdirSync(dirname(c.path), { recursive: true });
+        mkdirSync(parent, { recursive: true });
         writeFileSync(c.path, c.placeholder, { flag: 'wx' });
-      }
+      } else continue;
+      // Root running in someone else's checkout (CI): what it made belongs to the repository's owner, who may want to add a hook.
+      const owner = statSync(parent);
+      if (process.getuid?.() === 0 && owner.uid !== 0) lchownSync(c.path, owner.uid, owner.gid);
     } catch {
       // Someone else made it meanwhile, or the repository is not ours to write: nothing to protect then.
     }

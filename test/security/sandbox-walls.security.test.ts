@@ -200,6 +200,8 @@ forEachBackend(
           expect(evidence.git_repo).toBe(true);
           expect(evidence.files_changed).toContain('math.js');
           expect(fs.readdirSync(markers)).toEqual([]);
+          // What navi made in the git directory belongs to the repository's owner, not to root.
+          expect(fs.statSync(path.join(s.cwd, '.git', 'commondir')).uid).toBe(65534);
         },
         LOOP_TIMEOUT_MS,
       );
