@@ -87,7 +87,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   // So is a sandbox that cannot be set up (no bwrap, user namespaces off): never a run without it.
   // Imported only when one is asked for: the start-up path of a plain run stays as it was.
   const sandbox =
-    config.sandbox.mode === 'off' ? null : await (await import('../sandbox/prepare.js')).prepareSandbox(config.sandbox, { cwd, env });
+    config.sandbox.mode === 'off' ? null : await (await import('../sandbox/prepare.js')).prepareSandbox(config.sandbox, { cwd, env, dataDir: config.db.data_dir, visible: config.tools.paths });
   // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
   // the profiles and tools instead of following them (SPEC §12, one-shot run).
   const store = opts.store ?? openConfiguredStore(config, env, (m) => output.diagnostic(m));

@@ -14,7 +14,7 @@ import { bool, intAtLeast, intBetween, numberBetween, oneOf, positiveNumber, tex
 import { normalizeOllamaHost } from './host.js';
 import { KEEP_ALIVE_HINT, keepAliveProblem, keepAliveWire } from './keep-alive.js';
 import { McpSchema } from './mcp-schema.js';
-import { DEFAULT_SANDBOX_MODE, SANDBOX_MODES } from '../sandbox/modes.js';
+import { DEFAULT_SANDBOX_MODE, SANDBOX_ENV_INHERIT, SANDBOX_MODES } from '../sandbox/modes.js';
 import { NotifyListSchema } from './notify-schema.js';
 
 /** Approval prompts between loop iterations (seed 004). */
@@ -157,13 +157,48 @@ export const SandboxSchema = z.strictObject(
   { error: 'must be a mode ("off", "workspace-write", "read-only") or { "mode": …, "network": true|false }' },
 );
 
+/** A variable name or a glob of names (`AWS_*`): letters, digits, `_`, `*`, `?`. */
+const envNameGlob = z
+  .string({ error: 'must be a variable name or a glob such as "AWS_*"' })
+  .regex(/^[A-Za-z0-9_*?]+$/, { error: 'must be a variable name or a glob such as "AWS_*" (letters, digits, "_", "*", "?")' });
+
+/**
+ * `sandbox.env`: which of navi's environment variables sandboxed commands get (sandbox/env-filter.ts).
+ * Config only: a task file (which a worker takes from a job's repository) cannot widen it.
+ */
+export const SandboxEnvSchema = z.strictObject(
+  {
+    /** `all`: navi's environment less the secrets; `none`: only `include`. */
+    inherit: oneOf(SANDBOX_ENV_INHERIT).default('all'),
+    /** Names passed even when the default rule drops them (`GITHUB_TOKEN` for `gh`). */
+    include: z.array(envNameGlob, { error: 'must be an array of variable names or globs' }).default(() => []),
+    /** Names never passed. */
+    exclude: z.array(envNameGlob, { error: 'must be an array of variable names or globs' }).default(() => []),
+  },
+  { error: 'must be { "inherit": "all" | "none", "include": [names], "exclude": [names] }' },
+);
+
+/** The config's sandbox block: a task's, plus `env`. */
+export const ConfigSandboxSchema = z.strictObject(
+  {
+    mode: oneOf(SANDBOX_MODES).default(DEFAULT_SANDBOX_MODE),
+    network: bool().default(false),
+    /** The environment inside (secrets and socket pointers left out by default). */
+    env: SandboxEnvSchema.prefault({}),
+  },
+  { error: 'must be a mode ("off", "workspace-write", "read-only") or { "mode": …, "network": true|false, "env": {…} }' },
+);
+
 /** `sandbox: "workspace-write"` is short for `sandbox: { mode: "workspace-write" }` (config and task files). */
 export function expandSandboxShorthand(value: unknown): unknown {
   return typeof value === 'string' ? { mode: value } : value;
 }
 
-/** `sandbox` as written in a file: a mode, or the block. */
+/** `sandbox` as written in a task file: a mode, or the block. */
 export const SandboxFieldSchema = z.preprocess(expandSandboxShorthand, SandboxSchema);
+
+/** `sandbox` as written in a config file: a mode, or the block with `env`. */
+export const ConfigSandboxFieldSchema = z.preprocess(expandSandboxShorthand, ConfigSandboxSchema);
 
 /**
  * The worker block (`navi worker`, issue 35). `trusted_repos`: the repositories whose own config
@@ -217,8 +252,8 @@ export const NaviConfigSchema = z.object({
   context_message_token_budget: intAtLeast(0).default(0),
   /** MCP servers whose tools the model may call (also read from `.mcp.json`). */
   mcp: McpSchema.prefault({}),
-  /** Sandbox of the shell tool's commands: a mode or `{ mode, network }`. */
-  sandbox: SandboxFieldSchema.prefault({}),
+  /** Sandbox of the shell tool's commands: a mode or `{ mode, network, env }`. */
+  sandbox: ConfigSandboxFieldSchema.prefault({}),
   /** What `navi worker` trusts (issue 35). */
   worker: WorkerSchema.prefault({}),
   /** Where a loop POSTs when it waits on a person, fails or ends (src/notify/). */

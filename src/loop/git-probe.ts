@@ -4,15 +4,9 @@
  * answer when git fails (not installed, a corrupt repository, a lock held by the agent's own
  * `git commit`): a failure never ends a loop, it only makes evidence unknown.
  */
-import { execFile } from 'node:child_process';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-
-/** Longest a git query may take; a status of a huge tree is still well under this. */
-const GIT_TIMEOUT_MS = 15_000;
-
-/** Output a git query may produce (a status or diff of a very large change). */
-const GIT_MAX_BUFFER = 32 * 1024 * 1024;
+import { resolveGitLocation, runOwnGit, type GitLocation } from '../sandbox/own-git.js';
 
 /** git's well-known empty tree: what a repository with no commit at loop start is compared with. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
@@ -47,38 +41,8 @@ export interface GitProbe {
   changedFiles(cwd: string, from: string | null, to?: string): Promise<string[]>;
 }
 
-/**
- * Options that keep git from running commands while navi looks. The working directory is the
- * model's: whatever it managed to put into a repository's configuration (`core.fsmonitor` runs a
- * command on every `git status`), or a bare repository it planted in a directory that was not a
- * repository (a `config` beside `HEAD`, `objects/` and `refs/`), must not run through navi.
- * `-c` wins over every configuration file and is passed on to git's own child processes.
- */
-const SAFE_GIT_ARGS: readonly string[] = [
-  '--no-pager',
-  '-c', 'core.fsmonitor=false',
-  '-c', 'core.hooksPath=/dev/null',
-  // Only a repository named by GIT_DIR/--git-dir may be bare: none is discovered in the cwd.
-  '-c', 'safe.bareRepository=explicit',
-  '-c', 'diff.external=',
-  // Paths relative to cwd, never quoted.
-  '-c', 'core.quotepath=off',
-];
-
-/** For `git diff`: no external diff program, no textconv filter (both run configured commands). */
-const SAFE_DIFF_ARGS: readonly string[] = ['--no-ext-diff', '--no-textconv'];
-
-function git(cwd: string, args: readonly string[]): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile(
-      'git',
-      [...SAFE_GIT_ARGS, ...args],
-      // No optional locks, so a concurrent `git commit` by the agent is not blocked by the runner looking.
-      { cwd, timeout: GIT_TIMEOUT_MS, maxBuffer: GIT_MAX_BUFFER, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' }, windowsHide: true },
-      (err, stdout) => resolve(err ? null : stdout),
-    );
-  });
-}
+/** For `git diff`: no external diff program, no textconv filter (both run configured commands), no submodule. */
+const SAFE_DIFF_ARGS: readonly string[] = ['--no-ext-diff', '--no-textconv', '--ignore-submodules=all'];
 
 /** Parses `git status --porcelain=v1 -z` output (a rename's old path follows its new one). */
 export function parsePorcelainZ(text: string): GitStatusEntry[] {
@@ -129,59 +93,65 @@ export function parsePorcelainV2(text: string): GitStatus {
   return { entries, head };
 }
 
-/** The cwd's path inside its repository (`sub/dir/`, or `` at the root), cached per directory. */
-const prefixes = new Map<string, Promise<string | null>>();
-function showPrefix(cwd: string): Promise<string | null> {
-  let p = prefixes.get(cwd);
-  if (p === undefined) {
-    p = git(cwd, ['rev-parse', '--show-prefix']).then((out) => {
-      // A failure is not remembered: the next iteration asks again.
-      if (out === null) prefixes.delete(cwd);
-      return out === null ? null : out.replace(/\n$/, '');
-    });
-    prefixes.set(cwd, p);
-  }
-  return p;
-}
-
 function lines(text: string | null): string[] {
   return text === null ? [] : text.split('\n').map((l) => l.trim()).filter((l) => l !== '');
 }
 
-/** The real git, run as a child process. */
-export const systemGit: GitProbe = {
-  async isRepo(cwd) {
-    return (await git(cwd, ['rev-parse', '--is-inside-work-tree']))?.trim() === 'true';
-  },
-  async head(cwd) {
-    const out = await git(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD']);
-    const sha = out?.trim() ?? '';
-    return /^[0-9a-f]{7,64}$/.test(sha) ? sha : null;
-  },
-  async status(cwd) {
-    // Porcelain paths are relative to the repository root whatever the cwd: strip the cwd's prefix.
-    const [prefix, out] = await Promise.all([showPrefix(cwd), git(cwd, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=normal', '--', '.'])]);
-    if (out === null || prefix === null) return null;
-    const st = parsePorcelainV2(out);
-    return { head: st.head, entries: st.entries.map((e) => ({ code: e.code, path: e.path.startsWith(prefix) ? e.path.slice(prefix.length) : e.path })) };
-  },
-  async commitsSince(cwd, start) {
-    const out = await git(cwd, ['rev-list', '--count', start === null ? 'HEAD' : `${start}..HEAD`]);
-    const n = Number(out?.trim());
-    return Number.isInteger(n) && n >= 0 ? n : 0;
-  },
-  async changedFiles(cwd, from, to) {
-    const args = ['diff', ...SAFE_DIFF_ARGS, '--name-only', '--no-renames', '--relative', from ?? EMPTY_TREE];
-    if (to !== undefined) args.push(to);
-    return lines(await git(cwd, [...args, '--']));
-  },
-};
+/**
+ * The real git, run as a child process the way navi runs git (sandbox/own-git.ts: nothing the
+ * repository configures runs). Each working directory's repository is located at its first
+ * question — for a loop, when the run opens, before the model ran anything — and every later
+ * question names that repository: a `.git`, `commondir` or bare repository planted afterwards
+ * is never read, and a directory that was no repository stays none for this probe.
+ */
+export function createGitProbe(): GitProbe {
+  const located = new Map<string, Promise<GitLocation | null>>();
+  const locate = (cwd: string): Promise<GitLocation | null> => {
+    let p = located.get(cwd);
+    if (p === undefined) {
+      p = resolveGitLocation(cwd);
+      located.set(cwd, p);
+    }
+    return p;
+  };
+  const git = async (cwd: string, args: readonly string[]): Promise<string | null> => {
+    const at = await locate(cwd);
+    return at === null ? null : runOwnGit(at, cwd, args);
+  };
+  return {
+    async isRepo(cwd) {
+      return (await locate(cwd)) !== null;
+    },
+    async head(cwd) {
+      const out = await git(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD']);
+      const sha = out?.trim() ?? '';
+      return /^[0-9a-f]{7,64}$/.test(sha) ? sha : null;
+    },
+    async status(cwd) {
+      const at = await locate(cwd);
+      if (at === null) return null;
+      const out = await runOwnGit(at, cwd, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=normal', '--ignore-submodules=all', '--', '.']);
+      if (out === null) return null;
+      // Porcelain paths are relative to the repository root whatever the cwd: strip the cwd's prefix.
+      const st = parsePorcelainV2(out);
+      return { head: st.head, entries: st.entries.map((e) => ({ code: e.code, path: e.path.startsWith(at.prefix) ? e.path.slice(at.prefix.length) : e.path })) };
+    },
+    async commitsSince(cwd, start) {
+      const out = await git(cwd, ['rev-list', '--count', start === null ? 'HEAD' : `${start}..HEAD`]);
+      const n = Number(out?.trim());
+      return Number.isInteger(n) && n >= 0 ? n : 0;
+    },
+    async changedFiles(cwd, from, to) {
+      const args = ['diff', ...SAFE_DIFF_ARGS, '--name-only', '--no-renames', '--relative', from ?? EMPTY_TREE];
+      if (to !== undefined) args.push(to);
+      return lines(await git(cwd, [...args, '--']));
+    },
+  };
+}
 
-/** The work tree's top folder (`git rev-parse --show-toplevel`); null outside git. */
+/** The work tree's top folder, located as navi's own git calls locate it; null outside git. */
 export async function workTreeRoot(cwd: string): Promise<string | null> {
-  const out = await git(cwd, ['rev-parse', '--show-toplevel']);
-  const root = out?.replace(/\n$/, '') ?? '';
-  return root === '' ? null : root;
+  return (await resolveGitLocation(cwd))?.workTree ?? null;
 }
 
 /**

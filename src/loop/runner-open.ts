@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LoopRunRecord } from '../store/types.js';
 import type { GitContext } from './collect-evidence.js';
-import { systemGit } from './git-probe.js';
+import { createGitProbe } from './git-probe.js';
 import { pendingOf, type PendingDecision } from './pending-decision.js';
 import { clarificationNote } from './iteration-message.js';
 import { freshState, restoreState, type LoopState, type RunConfigRecord } from './run-state.js';
@@ -37,7 +37,8 @@ function configRecord(opts: LoopRunOptions): RunConfigRecord {
 
 /** Creates or resumes the run described by `opts`. */
 export async function openRun(opts: LoopRunOptions, deps: LoopDeps, runId?: string): Promise<OpenRun> {
-  const probe = deps.git ?? systemGit;
+  // Located now, before the model runs anything; every later question names that repository.
+  const probe = deps.git ?? createGitProbe();
   const cwd = opts.turn.cwd;
   const repo = await probe.isRepo(cwd);
   const { store } = deps;

@@ -21,9 +21,10 @@ export function stricterMode(a: SandboxMode, b: SandboxMode): SandboxMode {
  * `wanted`, raised to `floor`: the stricter mode, and the network only when both allow it. A
  * floor that is `off` has no say (not even about the network: without a sandbox there is no cut).
  */
-export function applyFloor(wanted: SandboxPolicy, floor: SandboxPolicy): SandboxPolicy {
+export function applyFloor<P extends SandboxPolicy>(wanted: P, floor: SandboxPolicy): P {
   if (floor.mode === 'off') return { ...wanted };
-  return { mode: stricterMode(wanted.mode, floor.mode), network: wanted.network && floor.network };
+  // The rest (the environment policy) is the operator's config: a floor says nothing about it.
+  return { ...wanted, mode: stricterMode(wanted.mode, floor.mode), network: wanted.network && floor.network };
 }
 
 /** Whether `wanted` is below `floor` in any way (the floor would change it). */

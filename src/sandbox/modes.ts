@@ -22,11 +22,29 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
  */
 export const DEFAULT_SANDBOX_MODE: SandboxMode = 'off';
 
+/** `sandbox.env.inherit`: start from navi's whole environment (less the secrets) or from nothing. */
+export const SANDBOX_ENV_INHERIT = ['all', 'none'] as const;
+
+/**
+ * Which of navi's environment variables a sandboxed command gets (`sandbox.env`, config only:
+ * a task file cannot widen it). `include` names (globs) are passed even when the default rule
+ * would drop them; `exclude` names are never passed. env-filter.ts applies it.
+ */
+export interface SandboxEnvPolicy {
+  inherit: (typeof SANDBOX_ENV_INHERIT)[number];
+  include: readonly string[];
+  exclude: readonly string[];
+}
+
+export const DEFAULT_SANDBOX_ENV: SandboxEnvPolicy = { inherit: 'all', include: [], exclude: [] };
+
 /** The configured policy: `sandbox` in config or a task file, `--sandbox` on the command line. */
 export interface SandboxPolicy {
   mode: SandboxMode;
   /** Commands may reach the network (package installs). */
   network: boolean;
+  /** The environment inside; the default when absent. */
+  env?: SandboxEnvPolicy;
 }
 
 /** A sandbox ready to run commands in: probed, its temp directory made (prepare.ts). */
@@ -41,10 +59,30 @@ export interface Sandbox {
   cwd: string;
   /** Directories commands may write besides `tmpDir` (the tree and its git directories; none when read-only). */
   writable: readonly string[];
-  /** Paths inside `writable` kept read-only: a git config or hook written inside would run outside (navi's own git calls, the user's). */
+  /**
+   * Paths inside `writable` kept read-only: what decides where git looks or what it runs
+   * (git-layout.ts). A git config or hook written inside would run outside (navi's own git
+   * calls, the user's).
+   */
   readOnlyInside: readonly string[];
+  /**
+   * Writable directories bound onto themselves so they are mount points: a mount point cannot be
+   * renamed or removed, so a command cannot move a git directory (or `objects/info`) aside and
+   * put one of its own making in its place.
+   */
+  pinned: readonly string[];
+  /**
+   * Directories replaced by an empty tmpfs inside (hidden-dirs.ts): where Unix sockets that lead
+   * out live (`/tmp`, `/run`, `$XDG_RUNTIME_DIR`, navi's data directory). The tree, its git
+   * directories and `tmpDir` stay visible where they lie inside one (their binds come after).
+   */
+  hidden: readonly string[];
+  /** Paths inside `hidden` bound back read-only: the tree and its git directories (when not writable), `/etc/resolv.conf`'s target when the network is allowed. */
+  keepVisible: readonly string[];
   /** Private temp directory of this navi process; `TMPDIR` points at it. */
   tmpDir: string;
+  /** Which environment variables reach a command (env-filter.ts). */
+  env: SandboxEnvPolicy;
 }
 
 /** `workspace-write` → `workspace-write, no network`: how doctor and messages name a policy. */

@@ -1,22 +1,33 @@
 /**
  * Sets up the sandbox of one navi process: checks the launcher works (probe.ts), makes the
- * private temp directory, and finds the git directories the tree's commits write to. Where it
+ * private temp directory, finds the git directories the tree's commits write to and what in
+ * them stays read-only (git-layout.ts), and the directories hidden inside (hidden-dirs.ts). Where it
  * cannot be set up the answer is exit 2 naming what is missing and the fix, never a run
  * without it.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative } from 'node:path';
+import { existsSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
-import type { Sandbox, SandboxPolicy } from './modes.js';
+import { gitControl, writableLayout, type GitFacts } from './git-layout.js';
+import { defaultDataRoot, hiddenDirs } from './hidden-dirs.js';
+import { DEFAULT_SANDBOX_ENV, type Sandbox, type SandboxPolicy } from './modes.js';
+import { isInside } from './paths.js';
+import { resolveGitLocation, runOwnGit, type GitLocation } from './own-git.js';
 import { BWRAP_PROBE_ARGS, findOnPath, probeLauncher, SEATBELT_PROBE_ARGS } from './probe.js';
+
+export { isInside } from './paths.js';
+export { writableLayout } from './git-layout.js';
 
 /** What prepareSandbox reads from the outside world (tests pass a PATH without bwrap). */
 export interface PrepareSandboxOptions {
   cwd: string;
   env: Record<string, string | undefined>;
   platform?: NodeJS.Platform;
+  /** navi's configured data directory (`db.data_dir`), hidden inside with the default one. */
+  dataDir?: string;
+  /** More paths commands must still read where a hidden directory holds them (user tool directories from `tools.paths`; relative to cwd). */
+  visible?: readonly string[];
 }
 
 /** Where the launcher of each platform comes from, for the message when it is missing. */
@@ -34,33 +45,103 @@ function unavailable(policy: SandboxPolicy, problem: string): InvalidInputError 
   return new InvalidInputError('sandbox_unavailable', `--sandbox ${policy.mode}: ${problem}; or run without it (--sandbox off)`);
 }
 
-/** `path` is `dir` or inside it. */
-export function isInside(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+/** The repository of `cwd` as git-layout.ts needs it, located as navi's own git locates it; null outside one. */
+async function gitFacts(cwd: string): Promise<GitFacts | null> {
+  const at = await resolveGitLocation(cwd);
+  if (at === null) return null;
+  const dotGit = lstatSync(join(at.workTree, '.git'), { throwIfNoEntry: false });
+  let worktrees: string[] = [];
+  try {
+    worktrees = readdirSync(join(at.commonDir, 'worktrees'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(at.commonDir, 'worktrees', e.name));
+  } catch {
+    // No linked worktree.
+  }
+  return {
+    gitDir: at.gitDir,
+    commonDir: at.commonDir,
+    workTree: at.workTree,
+    dotGit: dotGit === undefined ? 'other' : dotGit.isDirectory() ? 'dir' : dotGit.isFile() ? 'file' : 'other',
+    worktrees,
+    modules: moduleGitDirs(join(at.commonDir, 'modules')),
+    submoduleDotGits: (await submodulePaths(at)).map((p) => join(at.workTree, p, '.git')).filter((p) => lstatSync(p, { throwIfNoEntry: false })?.isFile() === true),
+  };
 }
 
-/** The git directory and the common one (they differ in a linked worktree), absolute; none outside a repository. */
-function gitDirs(cwd: string): Promise<string[]> {
-  return new Promise((resolve) => {
-    execFile('git', ['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir'], { cwd, timeout: 10_000 }, (error, stdout) => {
-      if (error !== null) return resolve([]);
-      resolve([...new Set(String(stdout).split('\n').filter((l) => isAbsolute(l)))]);
-    });
-  });
+/** How deep submodules nest under `modules/` before navi stops looking (names with slashes, submodules of submodules). */
+const MAX_MODULE_DEPTH = 6;
+
+/** The git directories under a `modules/` directory: those with a `HEAD` and a `config`, and theirs in turn. */
+function moduleGitDirs(dir: string, depth = 0): string[] {
+  if (depth > MAX_MODULE_DEPTH) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name));
+  } catch {
+    return [];
+  }
+  return entries.flatMap((d) =>
+    existsSync(join(d, 'HEAD')) && existsSync(join(d, 'config')) ? [d, ...moduleGitDirs(join(d, 'modules'), depth + 1)] : moduleGitDirs(d, depth + 1),
+  );
+}
+
+/** The tree's submodule paths (gitlinks, mode 160000), as navi's own git reads the index. */
+async function submodulePaths(at: GitLocation): Promise<string[]> {
+  const out = await runOwnGit(at, at.workTree, ['ls-files', '--stage', '-z']);
+  if (out === null) return [];
+  return out
+    .split('\0')
+    .filter((entry) => entry.startsWith('160000 '))
+    .map((entry) => entry.slice(entry.indexOf('\t') + 1));
 }
 
 /**
- * The writable directories and the read-only paths inside them. The tree is writable, and so
- * are its git directories where they lie outside it (a subdirectory of a repository, a linked
- * worktree): commits must work. A git directory's `config` and `hooks` stay read-only: what a
- * command wrote there (a hook, `core.fsmonitor`) would run outside the sandbox the next time
- * navi or the user calls git.
+ * Makes every missing control path of the repository exist (git-layout.ts says why), so its
+ * read-only bind has something to mount on. A directory is made empty, a file gets content
+ * with the meaning of its absence; created once and left (never removed: see git-layout.ts).
+ * A path that cannot be made (its parent missing) is skipped: bwrap's `--ro-bind-try` skips it too.
  */
-export function writableLayout(mode: Sandbox['mode'], cwd: string, git: readonly string[]): Pick<Sandbox, 'writable' | 'readOnlyInside'> {
-  if (mode === 'read-only') return { writable: [], readOnlyInside: [] };
-  const outside = git.filter((dir) => !isInside(dir, cwd));
-  return { writable: [cwd, ...outside], readOnlyInside: git.flatMap((dir) => [join(dir, 'config'), join(dir, 'hooks')]) };
+function placeControlPaths(facts: GitFacts): void {
+  for (const c of gitControl(facts).control) {
+    if (existsSync(c.path)) continue;
+    try {
+      const parent = dirname(c.path);
+      if (c.kind === 'dir') mkdirSync(c.path);
+      else if (c.placeholder !== undefined) {
+        mkdirSync(parent, { recursive: true });
+        writeFileSync(c.path, c.placeholder, { flag: 'wx' });
+      } else continue;
+      // Root running in someone else's checkout (CI): what it made belongs to the repository's owner, who may want to add a hook.
+      const owner = statSync(parent);
+      if (process.getuid?.() === 0 && owner.uid !== 0) lchownSync(c.path, owner.uid, owner.gid);
+    } catch {
+      // Someone else made it meanwhile, or the repository is not ours to write: nothing to protect then.
+    }
+  }
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** The hidden directories, real paths, deduplicated; a directory holding the tree stays a hidden one (the tree is bound back over it). */
+function hidden(opts: PrepareSandboxOptions): string[] {
+  const dataDirs = [defaultDataRoot(opts.env, homedir()), ...(opts.dataDir !== undefined ? [opts.dataDir] : [])];
+  return [...new Set(hiddenDirs({ env: opts.env, dataDirs: dataDirs.map((d) => resolve(d)), tmpdir: tmpdir() }).map(realOrResolved))];
+}
+
+/** `/etc/resolv.conf` is often a link into `/run` (systemd-resolved): with the network allowed its target stays readable. */
+function keepVisible(network: boolean, hiddenDirs: readonly string[]): string[] {
+  if (!network) return [];
+  const target = realOrResolved('/etc/resolv.conf');
+  return target !== '/etc/resolv.conf' && hiddenDirs.some((d) => isInside(target, d)) && statSync(target, { throwIfNoEntry: false })?.isFile() === true ? [target] : [];
 }
 
 let tmpRoot: string | undefined;
@@ -101,13 +182,25 @@ export async function prepareSandbox(policy: SandboxPolicy, opts: PrepareSandbox
   const found = await checkLauncher(opts.env, opts.platform);
   if ('problem' in found) throw unavailable(policy, found.problem);
   const cwd = realpathSync(opts.cwd);
+  const facts = await gitFacts(cwd);
+  if (facts !== null && policy.mode === 'workspace-write') placeControlPaths(facts);
+  const hiddenHere = hidden(opts);
   return {
     mode: policy.mode,
     network: policy.network,
     kind: found.kind,
     launcher: found.launcher,
     cwd,
-    ...writableLayout(policy.mode, cwd, await gitDirs(cwd)),
+    ...writableLayout(policy.mode, cwd, facts),
+    hidden: hiddenHere,
+    // The whole work tree stays readable (read-only mode, a cwd below its top) where a hidden directory holds it.
+    keepVisible: [
+      ...keepVisible(policy.network, hiddenHere),
+      ...(facts !== null ? [facts.workTree, facts.gitDir, facts.commonDir] : []),
+      cwd,
+      ...(opts.visible ?? []).map((p) => realOrResolved(resolve(cwd, p))),
+    ],
     tmpDir: privateTmpDir(),
+    env: policy.env ?? DEFAULT_SANDBOX_ENV,
   };
 }

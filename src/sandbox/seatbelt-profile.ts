@@ -1,9 +1,13 @@
 /**
  * The macOS `sandbox-exec` profile of a sandbox (Seatbelt, what Claude Code and codex use there).
- * Written to the same rules as the bubblewrap mounts (bwrap-args.ts): read everything, write
- * the writable directories and the private temp directory (plus the devices a shell writes to),
- * the git config and hooks denied again, network denied unless allowed. Not run by navi's tests:
- * they run on Linux (README says so).
+ * Written to the same rules as the bubblewrap mounts (bwrap-args.ts) as far as Seatbelt goes:
+ * read everything, write the writable directories and the private temp directory (plus the
+ * devices a shell writes to); the protected git paths denied again, by path, so one that does
+ * not exist yet cannot be created either, and the git directories themselves cannot be renamed
+ * or removed; no Unix socket outside the tree and the private temp directory (Seatbelt checks a
+ * socket connection by its path, so where bwrap hides `/tmp` and `/run` this refuses the
+ * connection instead, and those directories stay readable); network denied unless allowed.
+ * Not run by navi's tests: they run on Linux (README says so).
  */
 import type { Sandbox } from './modes.js';
 
@@ -12,9 +16,13 @@ function quoted(path: string): string {
   return `"${path.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
+/** macOS resolves names through this socket (mDNSResponder): allowed when the network is. */
+const RESOLVER_SOCKET = '/private/var/run/mDNSResponder';
+
 /** The profile text for `sandbox-exec -p`. Paths must be real (macOS /tmp is /private/tmp): prepare.ts resolves them. */
-export function seatbeltProfile(sandbox: Pick<Sandbox, 'network' | 'writable' | 'readOnlyInside' | 'tmpDir'>): string {
-  const writable = [sandbox.tmpDir, ...sandbox.writable].map((dir) => `(subpath ${quoted(dir)})`);
+export function seatbeltProfile(sandbox: Pick<Sandbox, 'network' | 'writable' | 'readOnlyInside' | 'tmpDir' | 'pinned'>): string {
+  const own = [sandbox.tmpDir, ...sandbox.writable];
+  const writable = own.map((dir) => `(subpath ${quoted(dir)})`);
   const lines = [
     '(version 1)',
     '(allow default)',
@@ -22,10 +30,17 @@ export function seatbeltProfile(sandbox: Pick<Sandbox, 'network' | 'writable' | 
     `(allow file-write* ${writable.join(' ')} (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))`,
   ];
   if (sandbox.readOnlyInside.length > 0) {
-    lines.push(`(deny file-write* ${sandbox.readOnlyInside.map((p) => `(subpath ${quoted(p)})`).join(' ')})`);
+    // literal: the file itself (made or not); subpath: a directory's contents.
+    lines.push(`(deny file-write* ${sandbox.readOnlyInside.map((p) => `(literal ${quoted(p)}) (subpath ${quoted(p)})`).join(' ')})`);
   }
-  // Unix sockets stay allowed (local tools talk over them); IP goes nowhere.
-  if (!sandbox.network) lines.push('(deny network*)', '(allow network* (remote unix-socket))');
+  // The directory entry itself: a rename or removal of a git directory, not the files in it.
+  if (sandbox.pinned.length > 0) lines.push(`(deny file-write* ${sandbox.pinned.map((p) => `(literal ${quoted(p)})`).join(' ')})`);
+  // No Unix socket leads out (tmux, PostgreSQL, ssh-agent, navi's own data directory); the command's own ones work.
+  const sockets = [...own.map((dir) => `(remote unix-socket (subpath ${quoted(dir)}))`), ...(sandbox.network ? [`(remote unix-socket (path-literal ${quoted(RESOLVER_SOCKET)}))`] : [])];
+  lines.push('(deny network-outbound (remote unix-socket))', `(allow network-outbound ${sockets.join(' ')})`);
+  if (!sandbox.network) {
+    lines.push('(deny network*)', `(allow network-outbound ${sockets.join(' ')})`, '(allow network-bind network-inbound (local unix-socket))');
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { NaviConfigSchema } from '../../src/config/schema.js';
 import { parseTaskText, taskSandboxOverride } from '../../src/loop/task-file.js';
 import { bwrapArgs, bwrapMounts } from '../../src/sandbox/bwrap-args.js';
-import { describePolicy, type Sandbox } from '../../src/sandbox/modes.js';
+import { DEFAULT_SANDBOX_ENV, describePolicy, type Sandbox } from '../../src/sandbox/modes.js';
 import { prepareSandbox, writableLayout } from '../../src/sandbox/prepare.js';
 import { refusedPath, sandboxRefusals } from '../../src/sandbox/refusals.js';
 import { seatbeltProfile } from '../../src/sandbox/seatbelt-profile.js';
@@ -21,7 +21,11 @@ const BOX: Sandbox = {
   cwd: '/w/repo',
   writable: ['/w/repo'],
   readOnlyInside: ['/w/repo/.git/config', '/w/repo/.git/hooks'],
+  pinned: [],
+  hidden: [],
+  keepVisible: [],
   tmpDir: '/tmp/navi-sandbox-x',
+  env: DEFAULT_SANDBOX_ENV,
 };
 
 /** BOX with some fields changed. */
@@ -92,7 +96,7 @@ describe('refusals read from output', () => {
   it.each([
     ['a write outside the tree', 'sh: 1: cannot create /home/u/x: Read-only file system', BOX, ['write outside the working tree: /home/u/x; write inside it or in $TMPDIR']],
     ['the same path twice is one refusal', 'touch: cannot touch \'/a\': Read-only file system\ntouch: cannot touch \'/a\': Read-only file system', BOX, ['outside the working tree: /a']],
-    ['a git config write', 'error: could not write config file .git/config: Device or resource busy', BOX, ['protected path of the repository (git config or hooks): .git/config']],
+    ['a git config write', 'error: could not write config file .git/config: Device or resource busy', BOX, ['protected path of the repository: .git/config stays read-only (its settings run commands']],
     ['EBUSY elsewhere is not the sandbox', 'umount: /mnt: Device or resource busy', BOX, []],
     ['read-only mode, inside the tree', "touch: cannot touch './f': Read-only file system", box({ mode: 'read-only' }), ['the sandbox (read-only) refused a write: ./f']],
     ['a refused connection', 'connect ECONNREFUSED 127.0.0.1:8080', BOX, ['the sandbox has no network']],
@@ -113,20 +117,25 @@ describe('refusals read from output', () => {
 
 describe('what is writable', () => {
   it.each([
-    ['a repository root', 'workspace-write', '/w/repo', ['/w/repo/.git'], ['/w/repo'], ['/w/repo/.git/config', '/w/repo/.git/hooks']],
-    ['a subdirectory: the git directory above is writable too', 'workspace-write', '/w/repo/sub', ['/w/repo/.git'], ['/w/repo/sub', '/w/repo/.git'], ['/w/repo/.git/config', '/w/repo/.git/hooks']],
+    ['a repository root', 'workspace-write', '/w/repo', { gitDir: '/w/repo/.git', commonDir: '/w/repo/.git', workTree: '/w/repo', dotGit: 'dir', worktrees: [] }, ['/w/repo']],
+    [
+      'a subdirectory: the git directory above is writable too',
+      'workspace-write',
+      '/w/repo/sub',
+      { gitDir: '/w/repo/.git', commonDir: '/w/repo/.git', workTree: '/w/repo', dotGit: 'dir', worktrees: [] },
+      ['/w/repo/sub', '/w/repo/.git'],
+    ],
     [
       'a linked worktree: its git directory and the common one',
       'workspace-write',
       '/w/wt',
-      ['/w/main/.git/worktrees/wt', '/w/main/.git'],
+      { gitDir: '/w/main/.git/worktrees/wt', commonDir: '/w/main/.git', workTree: '/w/wt', dotGit: 'file', worktrees: ['/w/main/.git/worktrees/wt'] },
       ['/w/wt', '/w/main/.git/worktrees/wt', '/w/main/.git'],
-      ['/w/main/.git/worktrees/wt/config', '/w/main/.git/worktrees/wt/hooks', '/w/main/.git/config', '/w/main/.git/hooks'],
     ],
-    ['not a repository', 'workspace-write', '/w/plain', [], ['/w/plain'], []],
-    ['read-only', 'read-only', '/w/repo', ['/w/repo/.git'], [], []],
-  ] as const)('%s', (_name, mode, cwd, git, writable, readOnlyInside) => {
-    expect(writableLayout(mode, cwd, git)).toEqual({ writable, readOnlyInside });
+    ['not a repository', 'workspace-write', '/w/plain', null, ['/w/plain']],
+    ['read-only', 'read-only', '/w/repo', { gitDir: '/w/repo/.git', commonDir: '/w/repo/.git', workTree: '/w/repo', dotGit: 'dir', worktrees: [] }, []],
+  ] as const)('%s', (_name, mode, cwd, git, writable) => {
+    expect(writableLayout(mode, cwd, git).writable).toEqual(writable);
   });
 
   it('describes a policy for doctor', () => {
@@ -158,7 +167,7 @@ describe('configuration', () => {
     ['a mode', { sandbox: 'read-only' }, { mode: 'read-only', network: false }],
     ['the block', { sandbox: { mode: 'workspace-write', network: true } }, { mode: 'workspace-write', network: true }],
   ])('%s', (_name, raw, expected) => {
-    expect(NaviConfigSchema.parse(raw).sandbox).toEqual(expected);
+    expect(NaviConfigSchema.parse(raw).sandbox).toEqual({ ...expected, env: DEFAULT_SANDBOX_ENV });
   });
 
   it.each([
@@ -184,8 +193,8 @@ describe('configuration', () => {
       const override = parsed.task && taskSandboxOverride(parsed.task);
       expect(override).toBeDefined();
       const overrides = override ? [override] : [];
-      expect(loadConfig({ cwd: dir, env: {}, home: dir, loopOverrides: overrides }).config.sandbox).toEqual({ mode: 'workspace-write', network: true });
-      expect(loadConfig({ cwd: dir, env: {}, home: dir, loopOverrides: overrides, flags: { sandbox: 'read-only' } }).config.sandbox).toEqual({
+      expect(loadConfig({ cwd: dir, env: {}, home: dir, loopOverrides: overrides }).config.sandbox).toMatchObject({ mode: 'workspace-write', network: true });
+      expect(loadConfig({ cwd: dir, env: {}, home: dir, loopOverrides: overrides, flags: { sandbox: 'read-only' } }).config.sandbox).toMatchObject({
         mode: 'read-only',
         network: true,
       });

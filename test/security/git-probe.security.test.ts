@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { systemGit } from '../../src/loop/git-probe.js';
+import { createGitProbe } from '../../src/loop/git-probe.js';
 import { forEachBackend } from '../support/databases.js';
 import { eventsOf, expectExit, expectLoopStream, loopRepo, say, scenario, script, tc } from '../loop-scenario/helpers.js';
 import { tempDir } from '../scenario/helpers.js';
@@ -45,6 +45,7 @@ function bareRepoFiles(dir: string, marker: string): Record<string, string> {
 
 /** Every question the loop runner asks. */
 async function probeEverything(cwd: string): Promise<void> {
+  const systemGit = createGitProbe();
   await systemGit.isRepo(cwd);
   await systemGit.head(cwd);
   await systemGit.status(cwd);
@@ -72,6 +73,7 @@ describe('the git probe runs no command from the repository', () => {
 
     await probeEverything(cwd);
     expect(fs.existsSync(marker), 'a planted command ran').toBe(false);
+    const systemGit = createGitProbe();
     expect(await systemGit.isRepo(cwd)).toBe(true);
     expect((await systemGit.status(cwd))?.entries).toEqual(expect.arrayContaining([{ code: ' M', path: 'file.txt' }]));
     expect(await systemGit.changedFiles(cwd, null)).toEqual(['file.txt']);
@@ -91,7 +93,7 @@ describe('the git probe runs no command from the repository', () => {
 
     await probeEverything(cwd);
     expect(fs.existsSync(marker), 'a planted command ran').toBe(false);
-    expect(await systemGit.isRepo(cwd)).toBe(false);
+    expect(await createGitProbe().isRepo(cwd)).toBe(false);
   });
 });
 
