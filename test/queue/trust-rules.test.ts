@@ -157,12 +157,12 @@ describe('loadConfig under a worker', () => {
     s = scratch();
     s.write('.nav-config.json', { sandbox: { mode: 'off', network: true } });
     const floor = { NAVI_SANDBOX_FLOOR: 'workspace-write' };
-    expect(load(floor).config.sandbox).toEqual(p('workspace-write'));
-    expect(load(floor, { sandboxTask: 'off' }).config.sandbox).toEqual(p('workspace-write'));
-    expect(load(floor, { flags: { sandbox: 'off' } }).config.sandbox).toEqual(p('workspace-write'));
-    expect(load(floor, { flags: { sandbox: 'read-only' } }).config.sandbox).toEqual(p('read-only'));
+    expect(load(floor).config.sandbox).toMatchObject(p('workspace-write'));
+    expect(load(floor, { sandboxTask: 'off' }).config.sandbox).toMatchObject(p('workspace-write'));
+    expect(load(floor, { flags: { sandbox: 'off' } }).config.sandbox).toMatchObject(p('workspace-write'));
+    expect(load(floor, { flags: { sandbox: 'read-only' } }).config.sandbox).toMatchObject(p('read-only'));
     // Without a floor, the same layers say off.
-    expect(load({}, { sandboxTask: 'off' }).config.sandbox).toEqual(p('off', true));
+    expect(load({}, { sandboxTask: 'off' }).config.sandbox).toMatchObject(p('off', true));
   });
 
   it('a bad NAVI_SANDBOX_FLOOR is exit 2 naming the variable', () => {
