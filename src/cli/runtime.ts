@@ -104,7 +104,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   try {
     [profiles, tools, servers] = await Promise.all([
       profilesFor(cwd),
-      toolsFor(cwd, config, opts.loopTools, mcp.then((m) => m?.definitions)),
+      toolsFor(cwd, config, opts.loopTools, mcp.then((m) => m?.definitions), sandbox),
       mcp,
     ]);
   } catch (err) {
