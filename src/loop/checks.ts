@@ -34,8 +34,8 @@ export interface CheckEnv {
   env?: NodeJS.ProcessEnv;
   /** `--sandbox`: the checks run inside it, like the model's commands (absent: as navi runs). */
   sandbox?: Sandbox;
-  /** Told each thing the sandbox refused a check (`name` is the check's, `ticket` for the ticket command). */
-  onSandboxRefusal?: (name: string, message: string) => void;
+  /** Told each thing the sandbox refused; `what` names the command for people: `check "tests"`, `the ticket command`. */
+  onSandboxRefusal?: (what: string, message: string) => void;
 }
 
 /** The end of `text`, at most `max` characters, cut at a line start when one is near. */
@@ -47,7 +47,7 @@ export function tail(text: string, max = OUTPUT_TAIL_CHARS): string {
 }
 
 /** Runs one command to a CheckResult. */
-async function runOne(name: string, command: string, timeoutS: number, env: CheckEnv): Promise<CheckResult> {
+async function runOne(name: string, command: string, timeoutS: number, env: CheckEnv, what = `check ${JSON.stringify(name)}`): Promise<CheckResult> {
   const r = await runCommand({
     command,
     cwd: env.cwd,
@@ -66,7 +66,7 @@ async function runOne(name: string, command: string, timeoutS: number, env: Chec
   if (env.sandbox !== undefined) {
     const refusals = sandboxRefusals(r.output, env.sandbox);
     out = withNotes(out, refusals.map((refusal) => refusal.message));
-    for (const refusal of refusals) env.onSandboxRefusal?.(name, refusal.message);
+    for (const refusal of refusals) env.onSandboxRefusal?.(what, refusal.message);
   }
   const result: CheckResult = {
     name,
@@ -113,6 +113,6 @@ export function cannotRunWarning(result: CheckResult, command: string): string |
 
 /** Runs the ticket command; exit 0 means the ticket is closed. */
 export async function runTicket(ticket: { run: string }, env: CheckEnv): Promise<TicketResult> {
-  const r = await runOne('ticket', ticket.run, TICKET_TIMEOUT_S, env);
+  const r = await runOne('ticket', ticket.run, TICKET_TIMEOUT_S, env, 'the ticket command');
   return { exitCode: r.exitCode };
 }

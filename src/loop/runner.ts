@@ -247,13 +247,13 @@ class LoopRunner {
     if (untouched) this.treeAfterLast = collected.after;
     // The model's sandbox: a check runs files the model could rewrite (issue 35).
     const sandbox = this.opts.turn.shell.sandbox;
-    const refused: { name: string; message: string }[] = [];
+    const refused: { what: string; message: string }[] = [];
     const checkEnv = {
       cwd: this.cwd,
       signal: this.opts.signal,
       redact: this.opts.turn.redact,
       ...(this.opts.checkEnv ? { env: this.opts.checkEnv } : {}),
-      ...(sandbox ? { sandbox, onSandboxRefusal: (name: string, message: string) => refused.push({ name, message }) } : {}),
+      ...(sandbox ? { sandbox, onSandboxRefusal: (what: string, message: string) => refused.push({ what, message }) } : {}),
     };
     const ticketDef = this.opts.task.ticket;
     const [checks, ticket] = await this.timed('checks', async () => [
@@ -270,11 +270,10 @@ class LoopRunner {
     }
     // Said once per check and refusal: a check the sandbox stops fails every iteration the same way.
     for (const r of refused) {
-      const key = `sandbox\0${r.name}\0${r.message}`;
+      const key = `sandbox\0${r.what}\0${r.message}`;
       if (this.warnedChecks.has(key)) continue;
       this.warnedChecks.add(key);
-      const what = r.name === 'ticket' && ticketDef !== undefined ? 'the ticket command' : `check "${r.name}"`;
-      yield this.tag({ type: 'warning', code: 'sandbox_refused', message: this.opts.turn.redact(`${what}: ${r.message}`) }, n);
+      yield this.tag({ type: 'warning', code: 'sandbox_refused', message: this.opts.turn.redact(`${r.what}: ${r.message}`) }, n);
     }
     const evidence = withChecks(collected.evidence, checks, ticket);
     const evalStart = performance.now();
