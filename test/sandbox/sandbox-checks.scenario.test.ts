@@ -8,24 +8,12 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { REPO_ROOT, makeTempDir } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { outsideDir } from './outside.js';
 import type { FakeTurn } from '../support/fake-ollama.js';
 import { LONG_SCENARIO_TIMEOUT_MS } from '../scenario/helpers.js';
 import { describeRun, eventsOf, expectLoopStream, git, loopRepo, resultOf, say, scenario, script, tc, type Scenario } from '../loop-scenario/helpers.js';
-
-/**
- * A directory outside the tree and outside /tmp (a sandbox may give commands a private /tmp,
- * where a write would vanish rather than be refused): under the checkout's ignored `tmp/`.
- */
-function outsideDir(): string {
-  const base = path.join(REPO_ROOT, 'tmp');
-  fs.mkdirSync(base, { recursive: true });
-  const dir = makeTempDir('outside', base);
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** The loop repository with `task.yaml` replaced by `lines` and `files` added, all committed. */
 function taskRepo(s: Scenario, lines: readonly string[], files: Record<string, string> = {}): void {

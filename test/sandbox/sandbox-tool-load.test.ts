@@ -11,22 +11,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/modes.js';
 import { prepareSandbox } from '../../src/sandbox/prepare.js';
 import { loadUserTools, type LoadUserToolsOptions } from '../../src/tools/user-tools.js';
-import { REPO_ROOT } from '../support/cli.js';
 import { makeContext, removeDir, tempDir } from '../tools/helpers.js';
-import { FIXTURES, loadOptions, toolSource, writeFiles } from '../user-tools/helpers.js';
+import { FIXTURES as FIXTURES_SOURCE, loadOptions, toolSource, writeFiles } from '../user-tools/helpers.js';
+import { makeOutsideDir } from './outside.js';
 
 let tmp: string;
+/** The user-tools fixtures, copied into the tree. */
+let FIXTURES: string;
 let sandbox: Sandbox;
-/** Outside the tree and outside /tmp, where a sandbox may give commands a private directory. */
+/** Outside the tree and outside /tmp (outside.ts). */
 let outside: string;
 
 beforeAll(async () => {
   tmp = await tempDir('navi-tool-load-');
+  FIXTURES = path.join(tmp, 'fixtures');
   const ready = await prepareSandbox({ mode: 'workspace-write', network: false }, { cwd: tmp, env: process.env });
   if (ready === null) throw new Error('no sandbox');
   sandbox = ready;
-  fs.mkdirSync(path.join(REPO_ROOT, 'tmp'), { recursive: true });
-  outside = fs.mkdtempSync(path.join(REPO_ROOT, 'tmp', 'navi-tool-load-outside-'));
+  outside = makeOutsideDir('tool-load');
+  // The fixtures copied into the tree: a sandbox may hide where the checkout lies (a clone under /tmp).
+  fs.cpSync(FIXTURES_SOURCE, FIXTURES, { recursive: true });
+  fs.writeFileSync(path.join(FIXTURES, 'package.json'), '{ "type": "module" }\n');
 });
 afterAll(async () => {
   await removeDir(tmp);

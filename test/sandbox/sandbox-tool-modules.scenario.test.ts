@@ -6,19 +6,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { REPO_ROOT, makeTempDir } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { outsideDir } from './outside.js';
 import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectValidStream, scenario } from '../scenario/helpers.js';
-
-/** Outside the tree and outside /tmp (a sandbox may give commands a private /tmp, where a write would vanish rather than be refused). */
-function outsideDir(): string {
-  const base = path.join(REPO_ROOT, 'tmp');
-  fs.mkdirSync(base, { recursive: true });
-  const dir = makeTempDir('outside', base);
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /**
  * A tool module whose top-level code writes `process.env` to `marker` and records in the tree
