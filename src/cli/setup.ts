@@ -116,9 +116,11 @@ export async function toolsFor(
 }
 
 /**
- * The sandbox the configuration asks for, ready (null when it is off): for the commands that
- * load the project's tools without running the model (doctor, `profiles show`), so tool modules
- * load inside it as they would in a run. `sandbox_unavailable` (exit 2) when it cannot be set up.
+ * The sandbox the configuration asks for, ready (null when it is off): the one place a command
+ * prepares it — the agent commands (runtime.ts) and those that load the project's tools without
+ * running the model (doctor, `profiles show`), so tool modules load inside the same sandbox a run
+ * would use. Imported only when one is asked for: the start-up path of a plain run stays as it
+ * was. `sandbox_unavailable` (exit 2) when it cannot be set up.
  */
 export async function configuredSandbox(config: NaviConfig, cwd: string, env: Record<string, string | undefined>): Promise<Sandbox | null> {
   if (config.sandbox.mode === 'off') return null;
