@@ -62,7 +62,7 @@ export const SANDBOX_FLAG: Flag = {
   choices: SANDBOX_MODES,
   requiresArg: true,
   commands: SANDBOX_COMMANDS,
-  describe: "Run the shell tool's commands in an OS sandbox: workspace-write (write the tree and $TMPDIR only, no network), read-only, or off (else config sandbox, default off)",
+  describe: "Run the shell tool's commands, user tools and a loop's checks in an OS sandbox (file tools obey its mode): workspace-write (write the tree and $TMPDIR only, no network), read-only, or off (else config sandbox, default off)",
 };
 const MODEL_COMMANDS: readonly CommandPath[] = ['run', 'loop', 'sessions compact'];
 /** `navi queue add` passes these on to the job's `navi loop`. */

@@ -27,7 +27,7 @@ import { memoryCacheFor } from './memory-cache.js';
 import type { GlobalArgs } from './global-args.js';
 import { modelExchanges, type ModelExchanges } from './model-exchanges.js';
 import type { Output } from './output.js';
-import { openConfiguredStore, profilesFor, resolveCwd, setup, toolsFor, type CliSetup } from './setup.js';
+import { configuredSandbox, openConfiguredStore, profilesFor, resolveCwd, setup, toolsFor, type CliSetup } from './setup.js';
 
 export interface Runtime extends CliSetup {
   profiles: ProfileSet;
@@ -86,8 +86,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   const exchanges = await modelExchanges(args, resolveCwd(args.cwd), env);
   // So is a sandbox that cannot be set up (no bwrap, user namespaces off): never a run without it.
   // Imported only when one is asked for: the start-up path of a plain run stays as it was.
-  const sandbox =
-    config.sandbox.mode === 'off' ? null : await (await import('../sandbox/prepare.js')).prepareSandbox(config.sandbox, { cwd, env, dataDir: config.db.data_dir, visible: config.tools.paths });
+  const sandbox = await configuredSandbox(config, cwd, env);
   // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
   // the profiles and tools instead of following them (SPEC §12, one-shot run).
   const store = opts.store ?? openConfiguredStore(config, env, (m) => output.diagnostic(m));
@@ -104,7 +103,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   try {
     [profiles, tools, servers] = await Promise.all([
       profilesFor(cwd),
-      toolsFor(cwd, config, opts.loopTools, mcp.then((m) => m?.definitions)),
+      toolsFor(cwd, config, opts.loopTools, mcp.then((m) => m?.definitions), sandbox),
       mcp,
     ]);
   } catch (err) {

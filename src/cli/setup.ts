@@ -11,6 +11,7 @@ import { projectFilesIgnored } from '../config/project-files.js';
 import { configFlags, listFlag, type AgentFlagArgs } from './agent-flags.js';
 import { InvalidInputError } from '../errors.js';
 import type { ProfileSet } from '../profiles/types.js';
+import type { Sandbox } from '../sandbox/modes.js';
 import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolDefinition } from '../tools/types.js';
@@ -87,13 +88,16 @@ export async function profilesFor(cwd: string): Promise<ProfileSet> {
 
 /**
  * The tool registry of a run: built-ins, agent-level tools and the project's user tools, plus
- * `loop_signal` for loop runs (`withLoopTools`) and the MCP servers' tools (`mcpTools`).
+ * `loop_signal` for loop runs (`withLoopTools`) and the MCP servers' tools (`mcpTools`). With a
+ * `sandbox` (`--sandbox`, config `sandbox`), the user tool modules are loaded inside it: their
+ * top-level code never runs in navi's process (issue 35).
  */
 export async function toolsFor(
   cwd: string,
   config: NaviConfig,
   withLoopTools = false,
   mcpTools: Promise<readonly ToolDefinition[] | undefined> | readonly ToolDefinition[] = [],
+  sandbox: Sandbox | null = null,
 ): Promise<{ registry: ToolRegistry; userTools: string[] }> {
   const [{ builtinTools }, { agentTools }, loop, { ToolRegistry: Registry }] = await Promise.all([
     import('../tools/builtin/index.js'),
@@ -110,9 +114,23 @@ export async function toolsFor(
     dirs: userToolDirs(cwd, config.tools.paths ?? []).filter((d) => !(ignoreProject && d.optional)),
     builtinNames: new Set([...builtins.map((t) => t.name), 'loop_signal']),
     cwd,
+    ...(sandbox !== null ? { sandbox } : {}),
   });
   // Awaited last: built-ins and user tools load while the MCP servers start.
   return { registry: new Registry([...builtins, ...user, ...((await mcpTools) ?? [])]), userTools: user.map((t) => t.name) };
+}
+
+/**
+ * The sandbox the configuration asks for, ready (null when it is off): the one place a command
+ * prepares it — the agent commands (runtime.ts) and those that load the project's tools without
+ * running the model (doctor, `profiles show`), so tool modules load inside the same sandbox a run
+ * would use. Imported only when one is asked for: the start-up path of a plain run stays as it
+ * was. `sandbox_unavailable` (exit 2) when it cannot be set up.
+ */
+export async function configuredSandbox(config: NaviConfig, cwd: string, env: Record<string, string | undefined>): Promise<Sandbox | null> {
+  if (config.sandbox.mode === 'off') return null;
+  const { prepareSandbox } = await import('../sandbox/prepare.js');
+  return prepareSandbox(config.sandbox, { cwd, env, dataDir: config.db.data_dir, visible: config.tools.paths });
 }
 
 /**

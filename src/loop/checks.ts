@@ -3,7 +3,13 @@
  * in the run's working directory, one at a time, each in its own process group with its own
  * timeout, output capped. Their exit codes — not the model's report — decide `tests_passing`
  * and `ticket_closed`; a failing check's output tail feeds the state hash's error digest.
+ *
+ * Under `--sandbox` they run in the same sandbox as the model's commands (SPEC §16): a check
+ * runs files the model can rewrite (`sh check.sh`, `npm test` → package.json), so outside the
+ * sandbox a check would be the model's way out of it.
  */
+import type { Sandbox } from '../sandbox/modes.js';
+import { sandboxRefusals } from '../sandbox/refusals.js';
 import { runCommand } from '../tools/run-command.js';
 import type { CheckResult, TicketResult } from './evidence.js';
 import type { TaskCheck } from './task-file.js';
@@ -26,6 +32,10 @@ export interface CheckEnv {
   redact: (text: string) => string;
   /** Environment of the commands (default: navi's own). */
   env?: NodeJS.ProcessEnv;
+  /** `--sandbox`: the checks run inside it, like the model's commands (absent: as navi runs). */
+  sandbox?: Sandbox;
+  /** Told each thing the sandbox refused; `what` names the command for people: `check "tests"`, `the ticket command`. */
+  onSandboxRefusal?: (what: string, message: string) => void;
 }
 
 /** The end of `text`, at most `max` characters, cut at a line start when one is near. */
@@ -37,7 +47,7 @@ export function tail(text: string, max = OUTPUT_TAIL_CHARS): string {
 }
 
 /** Runs one command to a CheckResult. */
-async function runOne(name: string, command: string, timeoutS: number, env: CheckEnv): Promise<CheckResult> {
+async function runOne(name: string, command: string, timeoutS: number, env: CheckEnv, what = `check ${JSON.stringify(name)}`): Promise<CheckResult> {
   const r = await runCommand({
     command,
     cwd: env.cwd,
@@ -47,10 +57,17 @@ async function runOne(name: string, command: string, timeoutS: number, env: Chec
     // The cap cuts the output: redacting there leaves no piece of a secret split by the cut.
     redact: env.redact,
     ...(env.env !== undefined ? { env: env.env } : {}),
+    ...(env.sandbox !== undefined ? { sandbox: env.sandbox } : {}),
   });
   let out = r.output;
   if (r.spawnError !== undefined) out += `\n[could not start: ${r.spawnError}]`;
   else if (r.timedOut) out += `\n[timed out after ${timeoutS} s]`;
+  // At the end, where the tail keeps it: whoever reads why a check failed learns the sandbox stopped it.
+  if (env.sandbox !== undefined) {
+    const refusals = sandboxRefusals(r.output, env.sandbox);
+    out = withNotes(out, refusals.map((refusal) => refusal.message));
+    for (const refusal of refusals) env.onSandboxRefusal?.(what, refusal.message);
+  }
   const result: CheckResult = {
     name,
     exitCode: r.timedOut || r.aborted ? null : r.exitCode,
@@ -59,6 +76,12 @@ async function runOne(name: string, command: string, timeoutS: number, env: Chec
   };
   if (r.timedOut) result.timedOut = true;
   return result;
+}
+
+/** `text` followed by one `[note]` line each, as the shell tool adds what the sandbox refused. */
+export function withNotes(text: string, notes: readonly string[]): string {
+  if (notes.length === 0) return text;
+  return `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${notes.map((note) => `[${note}]`).join('\n')}`;
 }
 
 /** Runs the checks in order; stops early (the rest not run) when `signal` fires. */
@@ -90,6 +113,6 @@ export function cannotRunWarning(result: CheckResult, command: string): string |
 
 /** Runs the ticket command; exit 0 means the ticket is closed. */
 export async function runTicket(ticket: { run: string }, env: CheckEnv): Promise<TicketResult> {
-  const r = await runOne('ticket', ticket.run, TICKET_TIMEOUT_S, env);
+  const r = await runOne('ticket', ticket.run, TICKET_TIMEOUT_S, env, 'the ticket command');
   return { exitCode: r.exitCode };
 }

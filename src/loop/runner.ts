@@ -245,7 +245,16 @@ class LoopRunner {
     this.treeAfterLast = null;
     const untouched = this.opts.task.checks.length === 0 && this.opts.task.ticket === undefined && this.opts.decisions.kind !== 'terminal';
     if (untouched) this.treeAfterLast = collected.after;
-    const checkEnv = { cwd: this.cwd, signal: this.opts.signal, redact: this.opts.turn.redact, ...(this.opts.checkEnv ? { env: this.opts.checkEnv } : {}) };
+    // The model's sandbox: a check runs files the model could rewrite (issue 35).
+    const sandbox = this.opts.turn.shell.sandbox;
+    const refused: { what: string; message: string }[] = [];
+    const checkEnv = {
+      cwd: this.cwd,
+      signal: this.opts.signal,
+      redact: this.opts.turn.redact,
+      ...(this.opts.checkEnv ? { env: this.opts.checkEnv } : {}),
+      ...(sandbox ? { sandbox, onSandboxRefusal: (what: string, message: string) => refused.push({ what, message }) } : {}),
+    };
     const ticketDef = this.opts.task.ticket;
     const [checks, ticket] = await this.timed('checks', async () => [
       await runChecks(this.opts.task.checks, checkEnv),
@@ -258,6 +267,13 @@ class LoopRunner {
       if (warning === null) continue;
       this.warnedChecks.add(c.name);
       yield this.tag({ type: 'warning', code: 'check_cannot_run', message: warning }, n);
+    }
+    // Said once per check and refusal: a check the sandbox stops fails every iteration the same way.
+    for (const r of refused) {
+      const key = `sandbox\0${r.what}\0${r.message}`;
+      if (this.warnedChecks.has(key)) continue;
+      this.warnedChecks.add(key);
+      yield this.tag({ type: 'warning', code: 'sandbox_refused', message: this.opts.turn.redact(`${r.what}: ${r.message}`) }, n);
     }
     const evidence = withChecks(collected.evidence, checks, ticket);
     const evalStart = performance.now();

@@ -4,7 +4,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Sandbox } from '../sandbox/modes.js';
 import { errnoCode } from '../util/guards.js';
+import { isInside } from '../util/inside.js';
+import { sandboxWriteRefusal } from './sandbox-write-rule.js';
 
 /** A confined path, or why it was refused (worded for the model). */
 export type ResolveResult =
@@ -16,12 +19,6 @@ export type ResolveResult =
       rel: string;
     }
   | { ok: false; reason: string };
-
-function isInside(root: string, candidate: string): boolean {
-  const rel = path.relative(root, candidate);
-  // Only a `..` component escapes: `...`, `..foo` and `..\x` are ordinary names inside.
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
-}
 
 /**
  * Real path of `abs`, resolving its nearest existing ancestor and appending the parts that do
@@ -102,14 +99,17 @@ export function inGitDir(rel: string): boolean {
  * `resolveInside` for tools that write: also refuses anything inside a `.git` directory, named
  * directly or reached through a symlink. Git runs commands named in `.git/config`
  * (`core.fsmonitor`, filters, aliases) and `.git/hooks/` — navi's own loop-mode `git status`
- * among them — so writing there is running code.
+ * among them — so writing there is running code. Under `--sandbox`, also what the sandbox
+ * refuses a command (sandbox-write-rule.ts): every write when it is read-only.
  */
-export function resolveWritable(cwd: string, userPath: string): ResolveResult {
+export function resolveWritable(cwd: string, userPath: string, sandbox?: Pick<Sandbox, 'mode' | 'readOnlyInside'>): ResolveResult {
   const resolved = resolveInside(cwd, userPath);
   if (!resolved.ok) return resolved;
   const real = path.relative(fs.realpathSync(cwd), resolved.abs);
   if (inGitDir(resolved.rel) || inGitDir(real)) {
     return { ok: false, reason: `${userPath} is inside .git/; git runs commands from its config and hooks, so file tools do not write there` };
   }
+  const refused = sandboxWriteRefusal(sandbox, [resolved.abs, path.resolve(cwd, resolved.rel)], userPath);
+  if (refused !== null) return { ok: false, reason: refused };
   return resolved;
 }

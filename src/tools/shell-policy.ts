@@ -128,7 +128,7 @@ const WRAPPER_OPTIONS: Readonly<Record<string, WrapperOptions>> = {
 };
 
 /** A single-quoted shell word holding `w` exactly. */
-function shellQuote(w: string): string {
+export function shellQuote(w: string): string {
   return `'${w.replace(/'/g, `'\\''`)}'`;
 }
 

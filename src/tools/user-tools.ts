@@ -33,7 +33,9 @@
  *   loop (a synchronous endless loop) cannot be interrupted by anything short of SIGKILL.
  * - **Loading**: a module runs with navi's privileges the moment it is imported; a problem in
  *   any file (import failure, bad export, bad schema, name clash) fails start-up with exit 2 and
- *   one message listing every problem by file.
+ *   one message listing every problem by file. Under `--sandbox` the modules are imported inside
+ *   the sandbox instead, all in one Node process (user-tool-load-sandboxed.ts): their top-level
+ *   code never runs in navi's process, and navi checks what they export with the same rules.
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -41,9 +43,11 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { importModule } from '../dynamic-import.js';
 import { InvalidInputError, isAbortError } from '../errors.js';
+import type { Sandbox } from '../sandbox/modes.js';
 import { isRecord, typeName } from '../util/guards.js';
 import { JsonSchemaCompiler, schemaFromCheck } from './json-schema.js';
 import { errorLine, importProblem, isErrorLike } from './user-tool-errors.js';
+import { importInSandbox } from './user-tool-load-sandboxed.js';
 import { executeSandboxed } from './user-tool-sandboxed.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 
@@ -96,6 +100,11 @@ export interface LoadUserToolsOptions {
   importModule?: (url: string) => Promise<unknown>;
   /** Default 10 s. */
   importTimeoutMs?: number;
+  /**
+   * `--sandbox`: the modules are imported inside it, in one Node process, never in navi's
+   * (user-tool-load-sandboxed.ts); their calls then always run inside it too.
+   */
+  sandbox?: Sandbox;
 }
 
 /** The directories navi scans: `<cwd>/tools` if present, then each configured (absolute) path. */
@@ -221,6 +230,7 @@ function defineUserTool(
   parameters: Record<string, unknown>,
   schema: z.ZodType,
   file: string,
+  loadedIn: Sandbox | undefined,
 ): ToolDefinition {
   const { name } = shape;
   return {
@@ -233,9 +243,11 @@ function defineUserTool(
       const userCtx: UserToolContext = Object.freeze({ cwd: ctx.cwd, sessionId: ctx.sessionId, signal: ctx.signal });
       // A copy, so a tool that mutates its arguments cannot change the stored tool call.
       const copy = structuredClone(args) as Record<string, unknown>;
-      if (ctx.shell.sandbox) {
+      // A module loaded inside the sandbox has only a look-alike here: its calls run there whatever the context says.
+      const sandbox = ctx.shell.sandbox ?? loadedIn;
+      if (sandbox) {
         // Under --sandbox the call runs in a sandboxed Node process, like the shell tool's commands.
-        const outcome = await executeSandboxed(ctx.shell.sandbox, file, name, copy, ctx);
+        const outcome = await executeSandboxed(sandbox, file, name, copy, ctx);
         if ('error' in outcome) throw new Error(outcome.error);
         return toResult(name, outcome.value);
       }
@@ -333,6 +345,7 @@ async function checkCandidate(
   compiler: JsonSchemaCompiler,
   owners: Map<string, string>,
   builtinNames: ReadonlySet<string>,
+  loadedIn: Sandbox | undefined,
 ): Promise<ToolDefinition | string[]> {
   if (!isRecord(candidate.self)) {
     return [`must be an object with name, description, parameters and execute, got ${typeWithArticle(candidate.self)}`];
@@ -357,7 +370,7 @@ async function checkCandidate(
   const compiled = await compiler.compile(parameters);
   if (!compiled.ok) return [...problems, compiled.problem];
   if (problems.length > 0) return problems;
-  const definition = defineUserTool(parsed.data, candidate.self, parameters, schemaFromCheck(compiled.check), candidate.file);
+  const definition = defineUserTool(parsed.data, candidate.self, parameters, schemaFromCheck(compiled.check), candidate.file, loadedIn);
   toolFiles.set(definition, candidate.file);
   return definition;
 }
@@ -388,20 +401,37 @@ export async function loadUserTools(options: LoadUserToolsOptions): Promise<Tool
   const files = await listModules(options, display, problems);
   if (files.length === 0 && problems.length === 0) return [];
 
-  const importFile = options.importModule ?? importModule;
   const timeoutMs = options.importTimeoutMs ?? DEFAULT_IMPORT_TIMEOUT_MS;
-  // Imported together: their top-level code runs interleaved anyway, and stuck ones time out once.
-  const loaded = await Promise.all(
-    files.map(async ({ file, display: shown }) => {
-      try {
-        const imported = importFile(pathToFileURL(file).href);
-        const stuck = (): Error => new Error(`still loading after ${timeoutMs} ms (a top-level await that never settles?)`);
-        return { file, shown, namespace: await withTimeout(imported, timeoutMs, stuck) };
-      } catch (err) {
-        return { file, shown, problem: await importProblem(err, file) };
-      }
-    }),
-  );
+  const stuck = (): Error => new Error(`still loading after ${timeoutMs} ms (a top-level await that never settles?)`);
+  let loaded: ({ file: string; shown: string; namespace: unknown } | { file: string; shown: string; problem: string })[];
+  if (options.sandbox !== undefined) {
+    // Their top-level code runs inside; navi checks the description they sent as it checks a module.
+    const sandbox = options.sandbox;
+    const answers = await importInSandbox(sandbox, files.map((f) => f.file), { cwd: cwd ?? sandbox.cwd, timeoutMs });
+    loaded = await Promise.all(
+      files.map(async ({ file, display: shown }, i) => {
+        const answer = answers[i] ?? { problem: 'failed to load: no answer from the sandbox' };
+        if ('namespace' in answer) return { file, shown, namespace: answer.namespace };
+        if ('problem' in answer) return { file, shown, problem: answer.problem };
+        if ('timedOut' in answer) return { file, shown, problem: await importProblem(stuck(), file) };
+        const notes = answer.notes.map((note) => ` [${note}]`).join('');
+        return { file, shown, problem: `${await importProblem(answer.thrown, file)}${notes}` };
+      }),
+    );
+  } else {
+    const importFile = options.importModule ?? importModule;
+    // Imported together: their top-level code runs interleaved anyway, and stuck ones time out once.
+    loaded = await Promise.all(
+      files.map(async ({ file, display: shown }) => {
+        try {
+          const imported = importFile(pathToFileURL(file).href);
+          return { file, shown, namespace: await withTimeout(imported, timeoutMs, stuck) };
+        } catch (err) {
+          return { file, shown, problem: await importProblem(err, file) };
+        }
+      }),
+    );
+  }
 
   const compiler = new JsonSchemaCompiler();
   const definitions: ToolDefinition[] = [];
@@ -417,7 +447,7 @@ export async function loadUserTools(options: LoadUserToolsOptions): Promise<Tool
       continue;
     }
     for (const candidate of candidates) {
-      const outcome = await checkCandidate(candidate, compiler, owners, options.builtinNames);
+      const outcome = await checkCandidate(candidate, compiler, owners, options.builtinNames, options.sandbox);
       if (Array.isArray(outcome)) problems.push(...outcome.map((problem) => `${candidate.label}: ${problem}`));
       else definitions.push(outcome);
     }

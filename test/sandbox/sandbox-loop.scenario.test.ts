@@ -1,6 +1,6 @@
 /**
  * `sandbox` in a task file, end to end (issue 22): a loop whose model runs the tests and commits
- * its fix with the shell tool, every command inside bubblewrap; the task's checks run outside.
+ * its fix with the shell tool, every command inside bubblewrap, the task's checks too (issue 35).
  */
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';

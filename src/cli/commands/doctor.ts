@@ -12,7 +12,7 @@ import { unknownProfileTools } from '../../agent/agent.js';
 import { unknownMcpServers } from '../../mcp/select.js';
 import { describePolicy, type SandboxPolicy } from '../../sandbox/modes.js';
 import type { GlobalArgs } from '../global-args.js';
-import { openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from '../setup.js';
+import { configuredSandbox, openConfiguredStore, profilesFor, setup, toolsFor, type CliSetup } from '../setup.js';
 
 interface Check {
   name: string;
@@ -209,7 +209,8 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
     checks.push(
       await check('profiles', async () => {
         const set = await profilesFor(cwd);
-        const { registry, userTools } = await toolsFor(cwd, config);
+        // Tool modules load where a run would load them: inside the configured sandbox.
+        const { registry, userTools } = await toolsFor(cwd, config, false, [], await configuredSandbox(config, cwd, env));
         const problems = [...set.profiles.values()].flatMap((p) => unknownProfileTools(p, (n) => registry.has(n)).map((t) => `${p.id}: unknown tool ${t}`));
         const servers = new Set(Object.keys(config.mcp.servers));
         for (const p of set.profiles.values()) for (const m of unknownMcpServers(p.settings.tools.mcp, servers)) problems.push(`${p.id}: tools.mcp: unknown MCP server ${m}`);

@@ -4,7 +4,7 @@ import { systemPromptFor } from '../../profiles/load.js';
 import { findProjectInstructions } from '../../profiles/project-instructions.js';
 import { toolsForProfile, unknownProfileTools } from '../../agent/agent.js';
 import type { GlobalArgs } from '../global-args.js';
-import { profilesFor, setup, toolsFor } from '../setup.js';
+import { configuredSandbox, profilesFor, setup, toolsFor } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
@@ -36,14 +36,14 @@ export async function profilesList(argv: Args): Promise<number> {
 }
 
 export async function profilesShow(argv: Args): Promise<number> {
-  const { cwd, config } = setup(argv);
+  const { cwd, config, env } = setup(argv);
   const set = await profilesFor(cwd);
   const id = String(argv.id);
   const profile = set.profiles.get(id);
   const problem = set.broken?.get(id);
   if (!profile && problem !== undefined) throw new InvalidInputError('profile_invalid', `profile '${id}' cannot be used: ${problem}`);
   if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${id}'; available: ${[...set.profiles.keys()].join(', ')}`);
-  const { registry, userTools } = await toolsFor(cwd, config);
+  const { registry, userTools } = await toolsFor(cwd, config, false, [], await configuredSandbox(config, cwd, env));
   const tools = toolsForProfile(profile, (n) => registry.has(n), false, userTools);
   const unknown = unknownProfileTools(profile, (n) => registry.has(n));
   // What a run here would add after the profile's prompt (runtime.ts systemAppendix).

@@ -20,7 +20,7 @@ export const editFileTool = defineTool({
   async execute(args, ctx) {
     if (args.old_string === '') return { ok: false, output: 'old_string is empty; use write_file to create a file' };
     if (args.old_string === args.new_string) return { ok: false, output: 'old_string and new_string are identical' };
-    const opened = await openRegularFile(ctx.cwd, args.path, { forEdit: true });
+    const opened = await openRegularFile(ctx.cwd, args.path, { forEdit: true, ...(ctx.shell.sandbox ? { sandbox: ctx.shell.sandbox } : {}) });
     if (!opened.ok) return opened;
     const { handle, abs, rel, size } = opened;
     let content: string;

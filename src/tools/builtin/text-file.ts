@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
+import type { Sandbox } from '../../sandbox/modes.js';
 import { errnoCode } from '../../util/guards.js';
 import { resolveInside, resolveWritable } from '../paths.js';
 
@@ -21,12 +22,12 @@ export type Opened =
 
 /**
  * Resolves and opens `userPath` for reading (`forEdit`: a file about to be rewritten, so never
- * one inside `.git/`). `O_NONBLOCK` makes opening a FIFO return at once instead of waiting for
+ * one inside `.git/` nor one `sandbox` keeps read-only). `O_NONBLOCK` makes opening a FIFO return at once instead of waiting for
  * a writer; `fstat` on the opened handle then refuses anything that is not a regular file, with
  * no window for the path to be swapped in between.
  */
-export async function openRegularFile(cwd: string, userPath: string, opts: { forEdit?: boolean } = {}): Promise<Opened> {
-  const resolved = opts.forEdit === true ? resolveWritable(cwd, userPath) : resolveInside(cwd, userPath);
+export async function openRegularFile(cwd: string, userPath: string, opts: { forEdit?: boolean; sandbox?: Sandbox } = {}): Promise<Opened> {
+  const resolved = opts.forEdit === true ? resolveWritable(cwd, userPath, opts.sandbox) : resolveInside(cwd, userPath);
   if (!resolved.ok) return { ok: false, output: `refused: ${resolved.reason}` };
   let handle: FileHandle;
   try {

@@ -4,13 +4,13 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { resolveWritable } from '../paths.js';
 
-/** `write_file {path, content}`: creates or replaces a file, creating parent directories (never inside `.git/`). */
+/** `write_file {path, content}`: creates or replaces a file, creating parent directories (never inside `.git/`, nothing under `--sandbox read-only`). */
 export const writeFileTool = defineTool({
   name: 'write_file',
   description: 'Create or overwrite a file; parent directories are created.',
   schema: z.object({ path: z.string(), content: z.string() }),
   async execute(args, ctx) {
-    const resolved = resolveWritable(ctx.cwd, args.path);
+    const resolved = resolveWritable(ctx.cwd, args.path, ctx.shell.sandbox);
     if (!resolved.ok) return { ok: false, output: `refused: ${resolved.reason}` };
     const existing = await stat(resolved.abs).catch(() => undefined);
     // Writing to a FIFO would block until a reader appears; to a device, worse.
