@@ -63,7 +63,9 @@ export function withEffectiveSandbox(t: Task, sandbox: NaviConfig['sandbox']): T
     const { sandbox: _dropped, ...rest } = t;
     return rest;
   }
-  return { ...t, sandbox: { ...sandbox } };
+  // Mode and network only: the environment policy (`sandbox.env`) is the config's, never a task's
+  // (a task file may not set it), and a resume reads it from the config it runs with.
+  return { ...t, sandbox: { mode: sandbox.mode, network: sandbox.network } };
 }
 
 /** Who starts the loop, and what it brings besides the request. */

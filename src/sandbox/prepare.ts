@@ -5,7 +5,7 @@
  * cannot be set up the answer is exit 2 naming what is missing and the fix, never a run
  * without it.
  */
-import { existsSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
@@ -47,7 +47,7 @@ function unavailable(policy: SandboxPolicy, problem: string): InvalidInputError 
 
 /** The repository of `cwd` as git-layout.ts needs it, located as navi's own git locates it; null outside one. */
 async function gitFacts(cwd: string): Promise<GitFacts | null> {
-  const at = await resolveGitLocation(cwd);
+  const at = (await resolveGitLocation(cwd)) ?? bareLocation(cwd);
   if (at === null) return null;
   const dotGit = lstatSync(join(at.workTree, '.git'), { throwIfNoEntry: false });
   let worktrees: string[] = [];
@@ -67,6 +67,34 @@ async function gitFacts(cwd: string): Promise<GitFacts | null> {
     modules: moduleGitDirs(join(at.commonDir, 'modules')),
     submoduleDotGits: (await submodulePaths(at)).map((p) => join(at.workTree, p, '.git')).filter((p) => lstatSync(p, { throwIfNoEntry: false })?.isFile() === true),
   };
+}
+
+/** A directory as git tells a git directory: `HEAD`, `objects/` and `refs/` (setup.c's is_git_directory). */
+function isGitDirectory(dir: string): boolean {
+  return lstatSync(join(dir, 'HEAD'), { throwIfNoEntry: false })?.isFile() === true && existsSync(join(dir, 'objects')) && existsSync(join(dir, 'refs'));
+}
+
+/**
+ * A bare repository (or a git directory) that `cwd` is, or is inside: it has no work tree, so
+ * rev-parse names none and navi's own git does not discover it (`safe.bareRepository=explicit`),
+ * but its `config` and `hooks/` steer the git that pushes to it later, outside the sandbox. It is
+ * its own git and common directory (a linked worktree's `commondir` is followed), and stands in
+ * for the work tree, which has no `.git` of its own.
+ */
+export function bareLocation(cwd: string): GitLocation | null {
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    if (isGitDirectory(dir)) {
+      let common = dir;
+      try {
+        const named = readFileSync(join(dir, 'commondir'), 'utf8').trim();
+        if (named !== '') common = realOrResolved(resolve(dir, named));
+      } catch {
+        // No commondir: the directory is its own common one.
+      }
+      return { gitDir: dir, commonDir: common, workTree: dir, prefix: '' };
+    }
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /** How deep submodules nest under `modules/` before navi stops looking (names with slashes, submodules of submodules). */

@@ -295,17 +295,18 @@ forEachBackend(
           const s = await scenario(backend, { turns: [], on_exhausted: 'error' });
           const own = s.db.env.NAVI_DATA_DIR;
           const js = `require("net").connect(${JSON.stringify(socketPath)}).on("connect",()=>{console.log("connected");process.exit(0)}).on("error",(e)=>{console.log("connect failed: "+e.code);process.exit(1)})`;
-          s.fake.setScript(
-            scriptRun(
-              [
-                `"${process.execPath}" -e '${js}'`,
-                `echo "default entries: $(ls -A "${otherNavi}" | wc -l)"`,
-                // An empty tmpfs over it: the directory is there, nothing in it.
-                ...(own !== undefined ? [`echo "own entries: $(ls -A "${own}" | wc -l)"`] : []),
-                '',
-              ].join('\n'),
-            ),
+          // Written by the test, not the model: under read-only the file tools refuse every write.
+          fs.writeFileSync(
+            path.join(s.cwd, 'job.sh'),
+            [
+              `"${process.execPath}" -e '${js}'`,
+              `echo "default entries: $(ls -A "${otherNavi}" | wc -l)"`,
+              // An empty tmpfs over it: the directory is there, nothing in it.
+              ...(own !== undefined ? [`echo "own entries: $(ls -A "${own}" | wc -l)"`] : []),
+              '',
+            ].join('\n'),
           );
+          s.fake.setScript({ turns: [tc('shell', { command: 'sh job.sh' }), say('done')], on_exhausted: 'error' });
           const run = await s.navi(['run', '--sandbox', 'read-only', '-o', 'stream-json', 'look for sockets'], { env: { XDG_DATA_HOME: xdg } });
           expect(run.code, describeRun(run)).toBe(0);
           const output = shellOutput(expectValidStream(run));
