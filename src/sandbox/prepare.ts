@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
 import { gitControl, writableLayout, type GitFacts } from './git-layout.js';
 import { defaultDataRoot, hiddenDirs } from './hidden-dirs.js';
+import { naviConfigPaths } from './navi-config-paths.js';
 import { DEFAULT_SANDBOX_ENV, type Sandbox, type SandboxPolicy } from './modes.js';
 import { isInside } from './paths.js';
 import { resolveGitLocation, runOwnGit, type GitLocation } from './own-git.js';
@@ -67,6 +68,13 @@ async function gitFacts(cwd: string): Promise<GitFacts | null> {
     modules: moduleGitDirs(join(at.commonDir, 'modules')),
     submoduleDotGits: (await submodulePaths(at)).map((p) => join(at.workTree, p, '.git')).filter((p) => lstatSync(p, { throwIfNoEntry: false })?.isFile() === true),
   };
+}
+
+/** The layout with navi's own configuration files kept read-only too (navi-config-paths.ts), under `workspace-write`. */
+function withConfigFiles<L extends Pick<Sandbox, 'readOnlyInside'>>(mode: Sandbox['mode'], cwd: string, layout: L): L {
+  if (mode !== 'workspace-write') return layout;
+  const files = naviConfigPaths(cwd, (p) => lstatSync(p, { throwIfNoEntry: false })?.isFile() === true);
+  return { ...layout, readOnlyInside: [...layout.readOnlyInside, ...files] };
 }
 
 /** A directory as git tells a git directory: `HEAD`, `objects/` and `refs/` (setup.c's is_git_directory). */
@@ -219,7 +227,7 @@ export async function prepareSandbox(policy: SandboxPolicy, opts: PrepareSandbox
     kind: found.kind,
     launcher: found.launcher,
     cwd,
-    ...writableLayout(policy.mode, cwd, facts),
+    ...withConfigFiles(policy.mode, cwd, writableLayout(policy.mode, cwd, facts)),
     hidden: hiddenHere,
     // The whole work tree stays readable (read-only mode, a cwd below its top) where a hidden directory holds it.
     keepVisible: [

@@ -9,6 +9,7 @@
  */
 import { basename, relative } from 'node:path';
 import type { Sandbox } from './modes.js';
+import { naviConfigRole } from './navi-config-paths.js';
 import { isInside } from './paths.js';
 
 /** One thing the sandbox refused: a `write` (with its path when the output names it), the `network`, or a path in a `hidden` directory. */
@@ -80,6 +81,10 @@ function writeMessage(sandbox: RefusalContext, path: string | undefined): string
     return `the sandbox (read-only) refused a write${path !== undefined ? `: ${path}` : ''}; only $TMPDIR is writable`;
   }
   const protectedPath = protectedPathOf(sandbox, path);
+  const configRole = protectedPath === undefined ? undefined : naviConfigRole(protectedPath);
+  if (protectedPath !== undefined && configRole !== undefined) {
+    return `the sandbox refused a write to navi's own configuration: ${shown(sandbox, protectedPath)} stays read-only (${configRole}); change it outside the sandbox`;
+  }
   if (protectedPath !== undefined) {
     const role = GIT_PATH_ROLES[basename(protectedPath)] ?? 'it steers git';
     return `the sandbox refused a write to a protected path of the repository: ${shown(sandbox, protectedPath)} stays read-only (${role}; git outside the sandbox would obey it)`;

@@ -3,10 +3,12 @@
  * mode"). `write_file` and `edit_file` run in navi's own process, outside the sandbox, so they
  * refuse by themselves what the sandbox would refuse a command: under `read-only` every write,
  * under `workspace-write` the paths kept read-only inside the tree (a git directory's config,
- * hooks and what else decides where git looks or what it runs). Writes outside the working
+ * hooks and what else decides where git looks or what it runs; navi's own `.nav-config.json` and
+ * `.mcp.json`). Writes outside the working
  * tree are refused with or without a sandbox (paths.ts). Pure, so each rule has a table test.
  */
 import type { Sandbox } from '../sandbox/modes.js';
+import { naviConfigRole } from '../sandbox/navi-config-paths.js';
 import { isInside } from '../util/inside.js';
 
 /**
@@ -24,6 +26,8 @@ export function sandboxWriteRefusal(
     return `the sandbox is read-only (--sandbox read-only): no file may be written, ${shown} included; say in your answer what should change instead`;
   }
   const kept = sandbox.readOnlyInside.find((p) => abs.some((a) => isInside(p, a)));
+  const configRole = kept === undefined ? undefined : naviConfigRole(kept);
+  if (configRole !== undefined) return `the sandbox keeps ${shown} read-only: ${configRole}; say in your answer what should change instead`;
   if (kept !== undefined) {
     return `the sandbox keeps ${shown} read-only (${kept}): git runs what its config and hooks say, outside the sandbox`;
   }
