@@ -106,7 +106,7 @@ export async function toolsFor(
     import('../tools/registry.js'),
   ]);
   const builtins = [...builtinTools(), ...agentTools(), ...(loop ? loop.loopTools() : [])];
-  const { loadUserTools, userToolDirs } = await import('../tools/user-tools.js');
+  const [{ loadUserTools }, { userToolDirs }] = await Promise.all([import('../tools/user-tools.js'), import('../tools/user-tool-files.js')]);
   // `./tools/` is the only optional folder: the project's own, skipped for an untrusted repository
   // (the operator's `tools.paths` stay).
   const ignoreProject = projectFilesIgnored(process.env);

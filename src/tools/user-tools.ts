@@ -37,7 +37,6 @@
  *   the sandbox instead, all in one Node process (user-tool-load-sandboxed.ts): their top-level
  *   code never runs in navi's process, and navi checks what they export with the same rules.
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
@@ -47,15 +46,13 @@ import type { Sandbox } from '../sandbox/modes.js';
 import { isRecord, typeName } from '../util/guards.js';
 import { JsonSchemaCompiler, schemaFromCheck } from './json-schema.js';
 import { errorLine, importProblem, isErrorLike } from './user-tool-errors.js';
+import { listModules, type UserToolDir } from './user-tool-files.js';
 import { importInSandbox } from './user-tool-load-sandboxed.js';
 import { executeSandboxed } from './user-tool-sandboxed.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 
 /** Tool names a user tool may take: snake_case like the built-ins, within Ollama's limits. */
 export const USER_TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
-
-/** Directory scanned in the working directory even when no config names it. */
-export const DEFAULT_USER_TOOLS_DIR = 'tools';
 
 /** A description is part of every request; longer ones crowd the context of small local models. */
 const MAX_DESCRIPTION_CHARS = 1024;
@@ -66,9 +63,6 @@ const DEFAULT_IMPORT_TIMEOUT_MS = 10_000;
 /** Problems listed in the load error; past that the rest are counted, not listed. */
 const MAX_LISTED_PROBLEMS = 20;
 
-const LOADABLE = new Set(['.js', '.mjs', '.cjs']);
-const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
-
 /** What a user tool's `execute` receives as its second argument. */
 export interface UserToolContext {
   /** The run's working directory (where navi was started, or `--cwd`). */
@@ -77,12 +71,6 @@ export interface UserToolContext {
   readonly sessionId: string;
   /** Fires when the run stops; pass it on to whatever the tool waits for. */
   readonly signal: AbortSignal;
-}
-
-/** A directory to scan; an `optional` one may be missing (the default `./tools/`). */
-export interface UserToolDir {
-  path: string;
-  optional: boolean;
 }
 
 /** How `loadUserTools` finds and loads modules. */
@@ -105,19 +93,6 @@ export interface LoadUserToolsOptions {
    * (user-tool-load-sandboxed.ts); their calls then always run inside it too.
    */
   sandbox?: Sandbox;
-}
-
-/** The directories navi scans: `<cwd>/tools` if present, then each configured (absolute) path. */
-export function userToolDirs(cwd: string, configured: readonly string[] = []): UserToolDir[] {
-  const dirs = [{ path: path.resolve(cwd, DEFAULT_USER_TOOLS_DIR), optional: true }];
-  for (const dir of configured) {
-    const resolved = path.resolve(cwd, dir);
-    const same = dirs.find((d) => d.path === resolved);
-    // Configuring `./tools` explicitly makes it required rather than scanning it twice.
-    if (same) same.optional = false;
-    else dirs.push({ path: resolved, optional: false });
-  }
-  return dirs;
 }
 
 const toolFiles = new WeakMap<ToolDefinition, string>();
@@ -268,75 +243,6 @@ function defineUserTool(
 }
 
 /**
- * Whether a file's source mentions what a tool module must export (`execute` and `parameters`).
- * A build script in the project's ./tools/ mentions neither, so it is never imported (= run).
- */
-export function looksLikeToolModule(source: string): boolean {
-  return /\bexecute\b/.test(source) && /\bparameters\b/.test(source);
-}
-
-interface ModuleFile {
-  file: string;
-  display: string;
-}
-
-/** The loadable files of every directory, in order; missing or unreadable directories become problems. */
-async function listModules(options: LoadUserToolsOptions, display: (file: string) => string, problems: string[]): Promise<ModuleFile[]> {
-  const files: ModuleFile[] = [];
-  const seen = new Set<string>();
-  for (const entry of options.dirs) {
-    const dir = typeof entry === 'string' ? { path: entry, optional: false } : entry;
-    const dirPath = path.resolve(dir.path);
-    if (seen.has(dirPath)) continue;
-    seen.add(dirPath);
-    let names: string[];
-    try {
-      if (!(await stat(dirPath)).isDirectory()) {
-        problems.push(`${display(dirPath)}: not a directory (user tools directory)`);
-        continue;
-      }
-      names = (await readdir(dirPath)).sort();
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' && dir.optional) continue;
-      problems.push(
-        code === 'ENOENT'
-          ? `${display(dirPath)}: user tools directory not found (config tools.paths)`
-          : `${display(dirPath)}: cannot read user tools directory: ${errorLine(err)}`,
-      );
-      continue;
-    }
-    const present = new Set(names);
-    for (const name of names) {
-      if (name.startsWith('.') || name.startsWith('_') || /\.d\.[mc]?ts$/.test(name)) continue;
-      const ext = path.extname(name);
-      const file = path.join(dirPath, name);
-      if (TYPESCRIPT.has(ext)) {
-        const base = name.slice(0, -ext.length);
-        if (![...LOADABLE].some((js) => present.has(base + js))) {
-          problems.push(
-            `${display(file)}: TypeScript cannot be loaded directly; compile it to ${base}.js (or rename it to ${base}.mjs if it is plain JavaScript)`,
-          );
-        }
-        continue;
-      }
-      if (!LOADABLE.has(ext)) continue;
-      try {
-        if (!(await stat(file)).isFile()) continue;
-        // Importing runs a module's code. In the default ./tools/ (which many projects use for
-        // their own scripts) only files that look like navi tools are imported; a directory the
-        // user configured is trusted as a whole.
-        if (dir.optional && !looksLikeToolModule(await readFile(file, 'utf8'))) continue;
-      } catch {
-        continue; // a dangling symlink is not a module
-      }
-      files.push({ file, display: display(file) });
-    }
-  }
-  return files;
-}
-
-/**
  * One candidate as a definition, or its problems. A name clash is a problem but the tool is still
  * checked, so a single run reports everything wrong with it.
  */
@@ -398,7 +304,7 @@ export async function loadUserTools(options: LoadUserToolsOptions): Promise<Tool
     return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
   };
   const problems: string[] = [];
-  const files = await listModules(options, display, problems);
+  const files = await listModules(options.dirs, display, problems);
   if (files.length === 0 && problems.length === 0) return [];
 
   const timeoutMs = options.importTimeoutMs ?? DEFAULT_IMPORT_TIMEOUT_MS;

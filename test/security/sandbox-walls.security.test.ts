@@ -14,7 +14,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
 import type { FakeScript } from '../support/fake-ollama.js';
-import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectValidStream, scenario, tempDir } from '../scenario/helpers.js';
+import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectValidStream, scenario, tempDir, until } from '../scenario/helpers.js';
 import { FIXED, expectExit, expectLoopStream, git, loopRepo, say, script, tc } from '../loop-scenario/helpers.js';
 
 const LOOP_TIMEOUT_MS = 90_000;
@@ -32,15 +32,6 @@ function shellOutput(events: readonly Record<string, unknown>[]): string {
     .filter((c) => c.name === 'shell')
     .map((c) => (typeof c.output === 'string' ? c.output : ''))
     .join('\n');
-}
-
-/** Resolves once `check` holds, polling; throws after `guardMs` (far above the real time). */
-async function until(check: () => boolean, what: string, guardMs = 20_000): Promise<void> {
-  const deadline = Date.now() + guardMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /**
@@ -238,7 +229,7 @@ forEachBackend(
           // The server does what it is told in order: once the test's own keys ran, the command's would have.
           execFileSync('tmux', ['-S', sock, 'send-keys', '-t', 'victim', `touch ${m('SENTINEL')}`, 'Enter']);
           execFileSync('tmux', ['-S', sock, 'new-window', `touch ${m('SENTINEL2')}`]);
-          await until(() => fs.existsSync(m('SENTINEL')) && fs.existsSync(m('SENTINEL2')), 'the test\'s own tmux commands');
+          await until(() => fs.existsSync(m('SENTINEL')) && fs.existsSync(m('SENTINEL2')), 20_000, 'the test\'s own tmux commands');
           expect(fs.readdirSync(markers).sort()).toEqual(['SENTINEL', 'SENTINEL2']);
         },
         SCENARIO_TIMEOUT_MS,

@@ -50,11 +50,16 @@ function hugePost(url: string, token: string, total: number, chunked: boolean): 
   let sent = 0;
   let sentWhenAnswered = -1;
   let ended = false;
+  let statusLineIn: () => void = () => undefined;
+  // Settles once the answer's status line is in, or the socket closed without one.
+  const statusLine = new Promise<void>((resolve) => (statusLineIn = resolve));
   sock.on('data', (d: Buffer) => {
     if (sentWhenAnswered < 0) sentWhenAnswered = sent;
     answer += d.toString('latin1');
+    if (/\r\n/.test(answer)) statusLineIn();
   });
   const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+  void closed.then(() => statusLineIn());
   sock.on('error', () => undefined);
   sock.on('close', () => (ended = true));
   return new Promise((resolve, reject) => {
@@ -82,7 +87,7 @@ function hugePost(url: string, token: string, total: number, chunked: boolean): 
           });
         }
         // Wait for the status line (it may come just after the last write).
-        while (!/\r\n/.test(answer) && !ended) await new Promise((r) => setTimeout(r, 20));
+        await statusLine;
         clearTimeout(guard);
         sock.destroy();
         await closed;

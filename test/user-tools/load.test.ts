@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.js';
-import { loadUserTools, userToolDirs, userToolFile } from '../../src/tools/user-tools.js';
+import { userToolDirs } from '../../src/tools/user-tool-files.js';
+import { loadUserTools, userToolFile } from '../../src/tools/user-tools.js';
 import { removeDir, tempDir } from '../tools/helpers.js';
 import { FIXTURES, loadOptions, toolSource, writeFiles } from './helpers.js';
 
