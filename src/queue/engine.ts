@@ -32,6 +32,9 @@ export interface QueueTiming {
   gitRetry: GitRetryPolicy;
 }
 
+/** The most tries a clone or fetch gets: with pauses capped at a minute, under 20 minutes in all. */
+const MAX_GIT_TRIES = 20;
+
 function envNumber(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -55,7 +58,8 @@ export function queueTiming(env: Record<string, string | undefined>): QueueTimin
     cronTickMs: envNumber(env, 'NAVI_QUEUE_CRON_TICK_MS', 15_000, 50),
     // 5 tries, 5 s doubling to at most a minute: 75 s of a flaky network, not 20 retries in three minutes.
     gitRetry: {
-      tries: Math.round(envNumber(env, 'NAVI_QUEUE_GIT_TRIES', 5, 1)),
+      // Capped: however the variable is set, an unclonable repository fails within the hour.
+      tries: Math.min(MAX_GIT_TRIES, Math.round(envNumber(env, 'NAVI_QUEUE_GIT_TRIES', 5, 1))),
       firstDelayMs: envNumber(env, 'NAVI_QUEUE_GIT_RETRY_MS', 5000, 10),
       maxDelayMs: 60_000,
     },

@@ -4,13 +4,16 @@
  * worker passes it in NAVI_SANDBOX_FLOOR, which repositories are trusted, the bounded backoff of a
  * failing clone, and what loadConfig does with the floor and NAVI_PROJECT_CONFIG=ignore.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { parseTaskText } from '../../src/loop/task-file.js';
 import { queueTiming } from '../../src/queue/engine.js';
 import { retryDelays, withRetries } from '../../src/queue/git-retry.js';
 import { isTrustedRepo, repoKey } from '../../src/queue/trust.js';
-import { optionLike } from '../../src/queue/worktree.js';
+import { addWorktree, optionLike } from '../../src/queue/worktree.js';
 import { applyFloor, formatFloor, isBelowFloor, parseFloor, stricterMode } from '../../src/sandbox/floor.js';
 import type { SandboxMode, SandboxPolicy } from '../../src/sandbox/modes.js';
 import { scratch, thrown, type Scratch } from '../config/helpers.js';
@@ -123,6 +126,8 @@ describe('the backoff of a failing clone', () => {
     expect(gitRetry.tries).toBe(5);
     expect(retryDelays(gitRetry)).toEqual([5000, 10_000, 20_000, 40_000]);
     expect(queueTiming({ NAVI_QUEUE_GIT_TRIES: '3', NAVI_QUEUE_GIT_RETRY_MS: '20' }).gitRetry).toMatchObject({ tries: 3, firstDelayMs: 20 });
+    // The operator's variable cannot make a worker retry without end.
+    expect(queueTiming({ NAVI_QUEUE_GIT_TRIES: '1e9' }).gitRetry.tries).toBe(20);
   });
 
   it('tries until one succeeds, pausing as the policy says; else throws the last error', async () => {
@@ -233,5 +238,24 @@ describe("a task file's notify holds no ${VAR}", () => {
 
   it('a task URL written out is fine', () => {
     expect(parseTaskText('prompt: p\nnotify:\n  - { url: "https://hooks.slack.com/services/T/B/x" }\n', { display: 't.yaml' }).problems).toEqual([]);
+  });
+});
+
+describe('a job row the worker takes (it may come from anywhere with access to the database)', () => {
+  const retry = { policy: { tries: 1, firstDelayMs: 10, maxDelayMs: 10 }, wait: () => Promise.resolve() };
+
+  it.each([
+    ['a repository that git would read as an option', { repo: '--upload-pack=touch /tmp/navi-pwned', branch: undefined }],
+    ['a branch that git would read as an option', { repo: '/srv/repo', branch: '-c core.sshCommand=x' }],
+  ])('%s is refused before any git call (exit 2)', async (_name, job) => {
+    const err = await addWorktree({ ...job, runId: null, dir: '/nonexistent/wt', cacheDir: '/nonexistent/cache', retry }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ exitCode: 2, message: expect.stringMatching(/begins with "-"/) as unknown });
+  });
+
+  it("git's ext:: transport is no repository: nothing runs, the job fails naming it", async () => {
+    const marker = path.join(os.tmpdir(), `navi-ext-${process.pid}`);
+    const err = await addWorktree({ repo: `ext::sh -c touch% ${marker}`, runId: null, dir: '/nonexistent/wt', cacheDir: '/nonexistent/cache', retry }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ exitCode: 2 });
+    expect(fs.existsSync(marker)).toBe(false);
   });
 });
