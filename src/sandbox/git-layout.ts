@@ -21,7 +21,7 @@
  */
 import { dirname, join } from 'node:path';
 import type { Sandbox } from './modes.js';
-import { isInside } from './paths.js';
+import { isInside } from '../util/inside.js';
 
 /** Where a repository's parts are, as `git rev-parse` answered at the start (absolute, real). */
 export interface GitFacts {
@@ -94,7 +94,7 @@ export function gitControl(facts: GitFacts): GitControl {
   if (admins.length > 0) pinned.push(join(commonDir, 'worktrees'), ...admins);
   for (const module of modules) {
     // Every directory from the superproject's git directory down to the submodule's, so none can be moved aside.
-    for (let dir = module; dir.length > commonDir.length && isInside(dir, commonDir); dir = dirname(dir)) pinned.push(dir);
+    for (let dir = module; dir.length > commonDir.length && isInside(commonDir, dir); dir = dirname(dir)) pinned.push(dir);
     pinned.push(join(module, 'objects'), join(module, 'objects', 'info'));
   }
   return { control, pinned: [...new Set(pinned)].sort((a, b) => a.localeCompare(b)) };
@@ -112,7 +112,7 @@ export function writableLayout(
 ): Pick<Sandbox, 'writable' | 'readOnlyInside' | 'pinned'> {
   if (mode === 'read-only') return { writable: [], readOnlyInside: [], pinned: [] };
   if (git === null) return { writable: [cwd], readOnlyInside: [], pinned: [] };
-  const outside = [...new Set([git.gitDir, git.commonDir])].filter((dir) => !isInside(dir, cwd));
+  const outside = [...new Set([git.gitDir, git.commonDir])].filter((dir) => !isInside(cwd, dir));
   const { control, pinned } = gitControl(git);
   return { writable: [cwd, ...outside], readOnlyInside: control.map((c) => c.path), pinned };
 }

@@ -13,11 +13,10 @@ import { gitControl, writableLayout, type GitFacts } from './git-layout.js';
 import { defaultDataRoot, hiddenDirs } from './hidden-dirs.js';
 import { naviConfigPaths } from './navi-config-paths.js';
 import { DEFAULT_SANDBOX_ENV, type Sandbox, type SandboxPolicy } from './modes.js';
-import { isInside } from './paths.js';
+import { isInside } from '../util/inside.js';
 import { resolveGitLocation, runOwnGit, type GitLocation } from './own-git.js';
 import { BWRAP_PROBE_ARGS, findOnPath, probeLauncher, SEATBELT_PROBE_ARGS } from './probe.js';
 
-export { isInside } from './paths.js';
 export { writableLayout } from './git-layout.js';
 
 /** What prepareSandbox reads from the outside world (tests pass a PATH without bwrap). */
@@ -177,7 +176,7 @@ function hidden(opts: PrepareSandboxOptions): string[] {
 function keepVisible(network: boolean, hiddenDirs: readonly string[]): string[] {
   if (!network) return [];
   const target = realOrResolved('/etc/resolv.conf');
-  return target !== '/etc/resolv.conf' && hiddenDirs.some((d) => isInside(target, d)) && statSync(target, { throwIfNoEntry: false })?.isFile() === true ? [target] : [];
+  return target !== '/etc/resolv.conf' && hiddenDirs.some((d) => isInside(d, target)) && statSync(target, { throwIfNoEntry: false })?.isFile() === true ? [target] : [];
 }
 
 let tmpRoot: string | undefined;

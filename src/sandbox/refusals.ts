@@ -10,7 +10,7 @@
 import { basename, relative } from 'node:path';
 import type { Sandbox } from './modes.js';
 import { naviConfigRole } from './navi-config-paths.js';
-import { isInside } from './paths.js';
+import { isInside } from '../util/inside.js';
 
 /** One thing the sandbox refused: a `write` (with its path when the output names it), the `network`, or a path in a `hidden` directory. */
 export interface SandboxRefusal {
@@ -67,12 +67,12 @@ function protectedPathOf(sandbox: RefusalContext, path: string | undefined): str
   if (path === undefined) return undefined;
   const abs = absolute(path, sandbox.cwd);
   // The path itself or inside it first: `config.worktree` is not `config`'s lock file.
-  return sandbox.readOnlyInside.find((p) => isInside(abs, p)) ?? sandbox.readOnlyInside.find((p) => abs.startsWith(`${p}.`));
+  return sandbox.readOnlyInside.find((p) => isInside(p, abs)) ?? sandbox.readOnlyInside.find((p) => abs.startsWith(`${p}.`));
 }
 
 /** A path shown relative to the tree when inside it. */
 function shown(sandbox: RefusalContext, path: string): string {
-  return isInside(path, sandbox.cwd) ? relative(sandbox.cwd, path) || '.' : path;
+  return isInside(sandbox.cwd, path) ? relative(sandbox.cwd, path) || '.' : path;
 }
 
 function writeMessage(sandbox: RefusalContext, path: string | undefined): string {
@@ -92,7 +92,7 @@ function writeMessage(sandbox: RefusalContext, path: string | undefined): string
   if (abs !== undefined && (sandbox.pinned ?? []).includes(abs)) {
     return `the sandbox refused to move or remove ${shown(sandbox, abs)}: the git directories stay where they are`;
   }
-  if (abs !== undefined && [sandbox.cwd, ...(sandbox.writable ?? [])].some((d) => isInside(abs, d))) {
+  if (abs !== undefined && [sandbox.cwd, ...(sandbox.writable ?? [])].some((d) => isInside(d, abs))) {
     return `the sandbox refused a write to a protected path of the repository: ${path ?? ''}`;
   }
   return `the sandbox refused a write outside the working tree${path !== undefined ? `: ${path}` : ''}; write inside it or in $TMPDIR`;
@@ -102,8 +102,8 @@ function writeMessage(sandbox: RefusalContext, path: string | undefined): string
 function hiddenDirOf(sandbox: RefusalContext, path: string | undefined): string | undefined {
   if (path === undefined || !path.startsWith('/')) return undefined;
   const visible = [sandbox.cwd, ...(sandbox.writable ?? []), ...(sandbox.tmpDir !== undefined ? [sandbox.tmpDir] : [])];
-  if (visible.some((d) => isInside(path, d))) return undefined;
-  return (sandbox.hidden ?? []).find((d) => isInside(path, d));
+  if (visible.some((d) => isInside(d, path))) return undefined;
+  return (sandbox.hidden ?? []).find((d) => isInside(d, path));
 }
 
 /** What `output` shows the sandbox refused, in order, each path once; empty when nothing. */
