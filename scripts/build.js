@@ -300,8 +300,9 @@ const result = await build({
 // The worker thread's code (see the header): a CommonJS script of its own, run by new Worker(path).
 const worker = await build({
   ...common,
-  // The wire server (serving the database to other processes) is required by the worker at run time.
-  entryPoints: [path.join(SRC, 'store/pglite-worker-thread.cjs'), path.join(SRC, 'store/pglite-wire-server.cjs')],
+  // The wire server (serving the database to other processes) is required by the worker at run time;
+  // wasm-baseline.cjs by the worker and by the bin (dist/cli/main.cjs requires ../store/wasm-baseline.cjs).
+  entryPoints: [path.join(SRC, 'store/pglite-worker-thread.cjs'), path.join(SRC, 'store/pglite-wire-server.cjs'), path.join(SRC, 'store/wasm-baseline.cjs')],
   outdir: path.join(DIST, 'store'),
   outExtension: { '.js': '.cjs' },
   format: 'cjs',

@@ -21,6 +21,7 @@ import v8 = require('node:v8');
 import vm = require('node:vm');
 import type WorkerThreads = require('node:worker_threads');
 import type Crypto = require('node:crypto');
+import type WasmBaseline = require('../store/wasm-baseline.cjs');
 
 /** The first 16 hex digits of run-entry.cjs's SHA-256, set by scripts/build.js. */
 declare const NAVI_RUN_ENTRY_HASH: string;
@@ -54,9 +55,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 } else {
   // The CLI is a bundle (scripts/build.js): with NAVI_DEBUG, stack traces name src/ files and lines.
   if (process.env.NAVI_DEBUG) process.setSourceMapsEnabled(true);
-  // The PGlite worker sets this flag for its WebAssembly, and flags are per process: set before
+  // The PGlite worker sets these flags for its WebAssembly, and flags are per process: set before
   // anything is compiled, every run has the same flags, so the code cache below stays valid.
-  v8.setFlagsFromString('--liftoff-only');
+  (require('../store/wasm-baseline.cjs') as typeof WasmBaseline).useBaselineWasmCompiler();
   // Compiled from the code cache, the run entry's own import() fails on Node 20 ("A dynamic
   // import callback was not specified"): it imports user tools, node:https… through this file's.
   (globalThis as Record<string, unknown>)[IMPORT_KEY] = (specifier: string): Promise<unknown> => import(specifier);

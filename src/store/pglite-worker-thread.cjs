@@ -14,9 +14,9 @@
  */
 'use strict';
 const threads = require('node:worker_threads');
-// PGlite's 9 MB of WebAssembly: the baseline compiler alone opens ~3x faster than letting
-// TurboFan optimise it in the background (see open.ts). Set before the module is compiled.
-require('node:v8').setFlagsFromString('--liftoff-only');
+// PGlite's WebAssembly on the baseline compiler only (wasm-baseline.cjs says why three flags).
+// Set before the module is compiled.
+/** @type {typeof import('./wasm-baseline.cjs')} */ (require('./wasm-baseline.cjs')).useBaselineWasmCompiler();
 // workerData and a require() by path are `any`: the casts give them their types.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment
 const input = /** @type {WorkerInput} */ (threads.workerData);
