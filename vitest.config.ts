@@ -30,16 +30,26 @@ const UNIT = [
 const NOT_UNIT = ['test/config/keep-alive-wire.test.ts'];
 
 /**
- * NAVI_TIER: unset → everything (`npm test`); `unit` → UNIT; `stress` → heavy, timing-driven
- * versions of races (`test/stress/*.stress.ts`, `npm run test:stress`), never part of `npm test`.
+ * Does navi work on this Node version (issue 40): the logic tiers, the store's contract tests (PGlite, and
+ * PostgreSQL with DATABASE_URL) and a smoke run of every command. `.ci/run` runs it on Node 24 beside
+ * `npm test` on the machine's Node; `npm run test:compat`, or on another Node:
+ * `NAVI_TIER=compat "$(.ci/node-bin 24)" node_modules/vitest/vitest.mjs run`.
+ */
+const COMPAT = [...UNIT, 'test/store/*.test.ts', 'test/smoke/**/*.test.ts'];
+
+/**
+ * NAVI_TIER: unset → everything (`npm test`); `unit` → UNIT; `compat` → COMPAT; `stress` → heavy,
+ * timing-driven versions of races (`test/stress/*.stress.ts`, `npm run test:stress`), never part of `npm test`.
  */
 const tier = process.env.NAVI_TIER;
-const include = tier === 'unit' ? UNIT : tier === 'stress' ? ['test/stress/**/*.stress.ts'] : ['src/**/*.test.ts', 'test/**/*.test.ts'];
+const TIERS: Record<string, string[]> = { unit: UNIT, compat: COMPAT, stress: ['test/stress/**/*.stress.ts'] };
+if (tier && !(tier in TIERS)) throw new Error(`NAVI_TIER=${tier}: not a tier (${Object.keys(TIERS).join(', ')}; unset for everything)`);
+const include = tier ? (TIERS[tier] ?? []) : ['src/**/*.test.ts', 'test/**/*.test.ts'];
 
 export default defineConfig({
   test: {
     include,
-    exclude: [...configDefaults.exclude, ...(tier === 'unit' ? NOT_UNIT : [])],
+    exclude: [...configDefaults.exclude, ...(tier === 'unit' || tier === 'compat' ? NOT_UNIT : [])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Scenario tests spawn the built CLI and open databases, so the suite is CPU-bound; with one

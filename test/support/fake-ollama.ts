@@ -52,6 +52,8 @@ export interface RecordedRequest {
   sha256: string;
   /** `Date.now()` when the body had been read. */
   receivedAt: number;
+  /** The `User-Agent` header (navi's names the Node.js version it runs on). */
+  userAgent: string | undefined;
   /** Index of the scripted turn served (chat requests only). */
   turn?: number;
   /** The connection closed before the response was complete (client abort, timeout, stall). */
@@ -214,6 +216,7 @@ class FakeOllamaServer implements FakeOllama {
       bytes: raw.length,
       sha256: '',
       receivedAt: Date.now(),
+      userAgent: req.headers['user-agent'],
       clientClosed: false,
     };
     // After `receivedAt`: hashing is the model's time, never the harness gap the bench measures.
