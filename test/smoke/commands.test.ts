@@ -161,7 +161,7 @@ forEachBackend((backend) => {
         expect((await srv.api('GET', '/sessions', undefined, { authorization: '' })).status).toBe(401);
         srv.proc.kill('SIGTERM');
         const end = await srv.proc.result;
-        // SPEC §3: SIGTERM is an interruption (130), saved; a server at rest has nothing to save.
+        // SPEC §4: SIGTERM is an interruption, exit 130 (as the serve tests expect), with no stack trace.
         expect(end.code, describeRun(end)).toBe(130);
         expect(stackLines(end.stderr)).toEqual([]);
       },
