@@ -1,7 +1,8 @@
 /**
  * navi on the Node.js versions users have (issue 40; `--only nodes` of bench/run.ts): the PGlite
- * one-shot run of the `oneshot` figure and `navi sessions list`, on the Node the bench runs navi
- * on (its own, or `--node PATH`) and on each other Node (`--other-node PATH`, repeatable or
+ * one-shot run of the `oneshot` figure and `navi sessions list`, on the bench's own Node (the one
+ * running bench/run.ts: `--node` does not change it, so `--node X --only nodes,startup` still
+ * compares the same pair) and on each other Node (`--other-node PATH`, repeatable or
  * comma-separated; default: the Node 24 that `.ci/node-bin 24` prints). The runs are
  * interleaved, rotating which Node goes first, each Node on its own existing, migrated PGlite
  * data directory (made by one unmeasured run, which also writes its V8 code cache). Rows, per
@@ -25,7 +26,7 @@ export type NodesRun = 'oneshot' | 'sessions';
 export interface NodesBenchContext {
   /** Measured rounds (each runs every Node once per kind). */
   runs: number;
-  /** The Node navi runs on in the other figures. */
+  /** The bench's own Node (process.execPath), what the others are held to. */
   own: string;
   /** `--other-node` values; null: the default (`.ci/node-bin 24`). */
   others: string[] | null;
@@ -98,7 +99,7 @@ function resolveOthers(ctx: NodesBenchContext, ownVersion: string): Array<{ bin:
     const v = nodeVersion(bin);
     if ('error' in v) ctx.row(title(bin, ownVersion), target, `skipped: ${v.error}`, 'skip');
     else if (fs.realpathSync(bin) === own) {
-      ctx.row(title(v.version, ownVersion), target, `skipped: ${bin} is the Node navi runs on here; name another with --other-node`, 'skip');
+      ctx.row(title(v.version, ownVersion), target, `skipped: ${bin} is the bench's own Node; name another with --other-node`, 'skip');
     } else if (!out.has(fs.realpathSync(bin))) out.set(fs.realpathSync(bin), { bin, version: v.version });
   }
   return [...out.values()];

@@ -22,7 +22,7 @@
  *     agent's, at 10, 100 and 1000 messages of history, and flat as history grows (navi's median
  *     at 1000 messages ≤ 1.5× its own at 10: no O(n) rebuild per iteration);
  *   - on other Node versions (issue 40, bench/node-versions.ts): a PGlite one-shot run's wall and
- *     peak RSS (medians) on each other Node ≤ 1.3× on the bench's Node, interleaved.
+ *     peak RSS (medians) on each other Node ≤ 1.3× on the bench's own Node, interleaved.
  * The reference agent (bench/reference-agent.js) is a minimal plain-Node Ollama tool loop run by
  * `node` itself (no tsx): node:http, NDJSON parsing, real tools, the whole request rebuilt with
  * JSON.stringify each iteration, no database (that is navi's budget). It plays the same scripts on
@@ -41,8 +41,9 @@
  *   --root DIR         package root holding dist/ (default: this repository)
  *   --node PATH        the Node binary that runs navi, the reference agent and `node -e ''` (default:
  *                      the bench's own, process.execPath; CI: `--only startup --node $(.ci/node-bin 24)`)
- *   --other-node PATH  the nodes figure's other Node(s), repeatable or comma-separated (default: what
- *                      `.ci/node-bin 24` prints; a row is `skip` with the reason when none runs)
+ *   --other-node PATH  the nodes figure's other Node(s), held to the bench's own Node (not --node's),
+ *                      repeatable or comma-separated (default: what `.ci/node-bin 24` prints; a row is
+ *                      `skip` with the reason when none runs)
  *   --pg-admin URL     where to create the bench database (default: DATABASE_URL, else
  *                      postgres://postgres@127.0.0.1:5432/postgres)
  *   --keep             keep the temporary directory (its path is printed)
@@ -1342,7 +1343,7 @@ async function main(): Promise<void> {
     if (want('nodes')) {
       const measure = (what: NodesRun, node: string, dataDir: string): Promise<Measured> => pgliteRunOn(fake, what, node, dataDir);
       const nodeBin = path.join(REPO, '.ci', 'node-bin');
-      await figureNodes({ runs: opts.runs, own: opts.node, others: opts.otherNodes, nodeBin, dir: path.join(tmp, 'nodes'), measure, row, median });
+      await figureNodes({ runs: opts.runs, own: process.execPath, others: opts.otherNodes, nodeBin, dir: path.join(tmp, 'nodes'), measure, row, median });
     }
   } finally {
     await fake.close();
