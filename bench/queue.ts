@@ -21,6 +21,8 @@ import type { FakeScript } from '../test/support/fake-ollama.js';
 
 export interface QueueBenchContext {
   main: string;
+  /** The Node binary navi runs on (bench --node). */
+  node: string;
   work: string;
   /** Environment of the navi processes: DATABASE_URL (PostgreSQL) and OLLAMA_HOST (the fake). */
   env: NodeJS.ProcessEnv;
@@ -71,7 +73,7 @@ async function countState(boss: PgBoss, state: string): Promise<number> {
 }
 
 function startWorker(ctx: QueueBenchContext, cacheDir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [ctx.main, 'worker', '-o', 'json', '--cache-dir', cacheDir], { cwd: ctx.work, env: ctx.env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(ctx.node, [ctx.main, 'worker', '-o', 'json', '--cache-dir', cacheDir], { cwd: ctx.work, env: ctx.env, stdio: ['ignore', 'pipe', 'ignore'] });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (l) => {
@@ -123,7 +125,7 @@ async function engineRate(url: string, n: number, data: JobData): Promise<number
 export async function figureQueue(ctx: QueueBenchContext): Promise<void> {
   const repo = taskRepo(path.join(ctx.work, 'queue-repo'));
   const data: JobData = { task: 'task.yaml', repo, loop: {} };
-  const migrated = spawn(process.execPath, [ctx.main, 'db', 'migrate'], { cwd: repo, env: ctx.env, stdio: 'ignore' });
+  const migrated = spawn(ctx.node, [ctx.main, 'db', 'migrate'], { cwd: repo, env: ctx.env, stdio: 'ignore' });
   await new Promise((r) => migrated.on('exit', r));
 
   const engineJobs = ctx.engineJobs ?? 400;
@@ -148,7 +150,7 @@ export async function figureQueue(ctx: QueueBenchContext): Promise<void> {
     for (let r = 0; r < (ctx.latencyRounds ?? 5); r += 1) {
       const from = ctx.play(TRIVIAL);
       const done = await countState(boss, 'completed');
-      const add = spawn(process.execPath, [ctx.main, 'queue', 'add', 'task.yaml'], { cwd: repo, env: ctx.env, stdio: 'ignore' });
+      const add = spawn(ctx.node, [ctx.main, 'queue', 'add', 'task.yaml'], { cwd: repo, env: ctx.env, stdio: 'ignore' });
       await new Promise((res) => add.on('exit', res));
       const enqueued = performance.now();
       await waitFor('the first model request', () => Promise.resolve(ctx.chats(from).some((c) => c.tBody !== undefined)));

@@ -2,7 +2,7 @@
  * navi benchmark (SPEC §12, issue 2 "Targets", issue 10 "A bench that holds on any day"):
  * `npm run bench` (builds, then runs this file).
  *
- *   ./node_modules/.bin/tsx bench/run.ts [--json] [--runs N] [--startup-runs N] [--root DIR]
+ *   ./node_modules/.bin/tsx bench/run.ts [--json] [--runs N] [--startup-runs N] [--root DIR] [--node PATH]
  *
  * Prints one table — figure | target | measured | pass/fail — after an environment line.
  * Everything runs the built CLI (`node dist/cli/main.cjs`, what the `navi` bin runs) as a
@@ -20,7 +20,9 @@
  *   - one-shot run with one tool turn ≤ 1.5× (PostgreSQL) / ≤ 2× (PGlite) the reference agent's;
  *   - harness gap per tool iteration (median, database writes included) ≤ 1.2× the reference
  *     agent's, at 10, 100 and 1000 messages of history, and flat as history grows (navi's median
- *     at 1000 messages ≤ 1.5× its own at 10: no O(n) rebuild per iteration).
+ *     at 1000 messages ≤ 1.5× its own at 10: no O(n) rebuild per iteration);
+ *   - on other Node versions (issue 40, bench/node-versions.ts): a PGlite one-shot run's wall and
+ *     peak RSS (medians) on each other Node ≤ 1.3× on the bench's own Node, interleaved.
  * The reference agent (bench/reference-agent.js) is a minimal plain-Node Ollama tool loop run by
  * `node` itself (no tsx): node:http, NDJSON parsing, real tools, the whole request rebuilt with
  * JSON.stringify each iteration, no database (that is navi's budget). It plays the same scripts on
@@ -31,11 +33,17 @@
  *
  * Options:
  *   --json             print the rows (and raw samples) as JSON instead of the table
- *   --runs N           one-shot runs per backend, of navi and of the reference each (default 10)
+ *   --runs N           one-shot runs per backend, of navi and of the reference each; rounds of
+ *                      the nodes figure (default 10)
  *   --gap-rounds N     gap rounds per backend and history size, each a navi run and a reference
  *                      run of 30 iterations on freshly seeded histories (default 3)
  *   --startup-runs N   `--version` / `node -e ''` pairs (default 30)
  *   --root DIR         package root holding dist/ (default: this repository)
+ *   --node PATH        the Node binary that runs navi, the reference agent and `node -e ''` (default:
+ *                      the bench's own, process.execPath; CI: `--only startup --node $(.ci/node-bin 24)`)
+ *   --other-node PATH  the nodes figure's other Node(s), held to the bench's own Node (not --node's),
+ *                      repeatable or comma-separated (default: what `.ci/node-bin 24` prints; a row is
+ *                      `skip` with the reason when none runs)
  *   --pg-admin URL     where to create the bench database (default: DATABASE_URL, else
  *                      postgres://postgres@127.0.0.1:5432/postgres)
  *   --keep             keep the temporary directory (its path is printed)
@@ -43,8 +51,9 @@
  *                      the first request size), gap, reuse (rendered-prompt reuse), rss, growth,
  *                      stop, mcp (MCP servers: bench/mcp.ts), sandbox (--sandbox per-command
  *                      overhead: bench/sandbox.ts), queue (the job queue, PostgreSQL:
- *                      bench/queue.ts), serve (navi serve: bench/serve.ts) — for quick A/B work; oneshot and
- *                      gap run the reference agent too
+ *                      bench/queue.ts), serve (navi serve: bench/serve.ts), nodes (PGlite one-shot and
+ *                      sessions list on other Node versions: bench/node-versions.ts) — for quick A/B
+ *                      work; oneshot and gap run the reference agent too
  *   --node-options S   NODE_OPTIONS for the navi processes (to try V8 flags; not for the record)
  * Nothing is written into the repository; temporary files live under the OS temp directory.
  * Companions: bench/profile.ts (where the time goes: imports, PGlite open, CPU profiles) and
@@ -65,6 +74,7 @@ import { prefixBreaks, prefixKept, RENDERERS } from '../test/support/render-prom
 import { prefixRuleBreaks } from '../test/support/prefix-rule.js';
 import { figureMcp } from './mcp.js';
 import { figureQueue } from './queue.js';
+import { figureNodes, nodeVersion, parseOtherNodes, type Measured, type NodesRun } from './node-versions.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options and environment
@@ -79,9 +89,12 @@ interface Options {
   keep: boolean;
   only: Set<string> | null;
   nodeOptions: string | undefined;
+  /** The Node that runs navi, the reference agent and the `node -e ''` floor. */
+  node: string;
+  otherNodes: string[] | null;
 }
 
-const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'sandbox', 'queue', 'serve'];
+const FIGURES = ['startup', 'oneshot', 'gap', 'reuse', 'rss', 'growth', 'stop', 'mcp', 'sandbox', 'queue', 'serve', 'nodes'];
 
 function parseOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -94,17 +107,18 @@ function parseOptions(argv: string[]): Options {
     if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} needs a positive integer`);
     return n;
   };
-  const repoRoot = fileURLToPath(new URL('..', import.meta.url));
   return {
     json: argv.includes('--json'),
     runs: int('--runs', 10),
     gapRounds: int('--gap-rounds', 3),
     startupRuns: int('--startup-runs', 30),
-    root: path.resolve(value('--root') ?? repoRoot),
+    root: path.resolve(value('--root') ?? REPO),
     pgAdmin: value('--pg-admin') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     keep: argv.includes('--keep'),
     only: parseOnly(value('--only')),
     nodeOptions: value('--node-options'),
+    node: value('--node') === undefined ? process.execPath : path.resolve(value('--node') ?? ''),
+    otherNodes: parseOtherNodes(argv),
   };
 }
 
@@ -116,6 +130,8 @@ function parseOnly(raw: string | undefined): Set<string> | null {
   return new Set(names);
 }
 
+/** This repository (its bench/, .ci/), whatever --root names. */
+const REPO = fileURLToPath(new URL('..', import.meta.url));
 const opts = parseOptions(process.argv.slice(2));
 const want = (figure: string): boolean => opts.only === null || opts.only.has(figure);
 const MAIN = path.join(opts.root, 'dist', 'cli', 'main.cjs');
@@ -275,6 +291,8 @@ interface RunOpts {
   cwd: string;
   timeoutMs?: number;
   measureRss?: boolean;
+  /** The Node binary (default: --node, else the bench's own). */
+  node?: string;
   onSpawn?: (child: ChildProcess, tStart: number) => void;
 }
 
@@ -294,13 +312,14 @@ function runReference(args: string[], o: RunOpts): Promise<RunResult> {
 
 function runNode(nodeArgs: string[], o: RunOpts): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    let cmd = process.execPath;
+    const node = o.node ?? opts.node;
+    let cmd = node;
     let argv = nodeArgs;
     const env = { ...o.env };
     if (o.measureRss) {
       fs.rmSync(rssFile, { force: true });
       if (TIME_BIN) {
-        argv = ['-f', '%M', '-o', rssFile, process.execPath, ...argv];
+        argv = ['-f', '%M', '-o', rssFile, node, ...argv];
         cmd = TIME_BIN;
       } else {
         // No GNU time: a preload writes process.resourceUsage().maxRSS (KB) at exit.
@@ -365,6 +384,8 @@ interface Backend {
   env: NodeJS.ProcessEnv;
   /** For seeding: openStore options. */
   store: { url?: string; dataDir: string };
+  /** The Node binary navi runs on (default: --node, else the bench's own). */
+  node?: string;
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-bench-'));
@@ -493,12 +514,12 @@ function figureStartup(): void {
   const env = { PATH: process.env.PATH, HOME: home };
   const runOnce = (args: string[]): number => {
     const t = performance.now();
-    const r = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const r = spawnSync(opts.node, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
     const dt = performance.now() - t;
     if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}`);
     return dt;
   };
-  const version = spawnSync(process.execPath, [MAIN, '--version'], { env, encoding: 'utf8' }).stdout.trim();
+  const version = spawnSync(opts.node, [MAIN, '--version'], { env, encoding: 'utf8' }).stdout.trim();
   const expected = (JSON.parse(fs.readFileSync(path.join(opts.root, 'package.json'), 'utf8')) as { version: string }).version;
   if (version !== expected) {
     row('navi --version vs node -e \'\'', '≤ 1.20×', `--version printed '${version}', expected '${expected}'`, 'error');
@@ -543,7 +564,7 @@ interface OneShotSample {
 
 async function oneShot(fake: TimedFake, backend: Backend, measureRss = false): Promise<{ sample?: OneShotSample; rssKb?: number; error?: string }> {
   const from = fake.play(ONE_TOOL_TURN);
-  const r = await runNavi(['run', '-o', 'json', '--quiet', ONE_SHOT_PROMPT], { env: backend.env, cwd: work, measureRss });
+  const r = await runNavi(['run', '-o', 'json', '--quiet', ONE_SHOT_PROMPT], { env: backend.env, cwd: work, measureRss, ...(backend.node ? { node: backend.node } : {}) });
   const res = resultOf(r);
   const reqs = fake.since(from);
   const chats = fake.chats(from);
@@ -1187,13 +1208,28 @@ async function figureRssGrowth(fake: TimedFake, backend: Backend, iterations: nu
   );
 }
 
+/** One run of the nodes figure (bench/node-versions.ts) under `node` on PGlite in `dataDir`, with peak RSS. */
+async function pgliteRunOn(fake: TimedFake, what: NodesRun, node: string, dataDir: string): Promise<Measured> {
+  const backend: Backend = { name: 'PGlite', env: childEnv(fake.url, { NAVI_DATA_DIR: dataDir }), store: { dataDir }, node };
+  if (what === 'oneshot') {
+    const s = await oneShot(fake, backend, true);
+    return s.sample && s.rssKb ? { wallMs: s.sample.wallMs, rssKb: s.rssKb } : { error: s.error ?? 'no RSS figure' };
+  }
+  const r = await runNavi(['sessions', 'list', '-o', 'json'], { env: backend.env, cwd: work, measureRss: true, node });
+  if (r.code !== 0 || !r.stdout.includes('"sessions"')) return { error: describeFailure(r) };
+  return r.maxRssKb ? { wallMs: r.wallMs, rssKb: r.maxRssKb } : { error: 'no RSS figure' };
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} not found: run npm run build (npm run bench does)`);
+  const naviNode = nodeVersion(opts.node);
+  if ('error' in naviNode) throw new Error(`--node: ${naviNode.error}`);
   const started = performance.now();
+  const onNode = opts.node === process.execPath ? '' : ` · navi on node ${naviNode.version} (${opts.node})`;
   const envLine =
-    `navi bench · node ${process.version} · ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim() ?? '?'}) · ` +
+    `navi bench · node ${process.version}${onNode} · ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim() ?? '?'}) · ` +
     `load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} · ${new Date().toISOString()} · ${path.relative(process.cwd(), MAIN) || MAIN}`;
   const busy = os.loadavg()[0] ?? 0;
   const busyNote =
@@ -1276,6 +1312,7 @@ async function main(): Promise<void> {
       if (postgresBackend && 'url' in pg) {
         await figureQueue({
           main: MAIN,
+          node: opts.node,
           work,
           env: postgresBackend.env,
           url: pg.url,
@@ -1295,11 +1332,18 @@ async function main(): Promise<void> {
         work,
         env: backend.env,
         main: MAIN,
+        node: opts.node,
         play: (script) => fake.play(script),
         chats: (from) => fake.chats(from),
         row,
         median,
       });
+    }
+    // Issue 40: the PGlite one-shot on other Node versions (bench/node-versions.ts).
+    if (want('nodes')) {
+      const measure = (what: NodesRun, node: string, dataDir: string): Promise<Measured> => pgliteRunOn(fake, what, node, dataDir);
+      const nodeBin = path.join(REPO, '.ci', 'node-bin');
+      await figureNodes({ runs: opts.runs, own: process.execPath, others: opts.otherNodes, nodeBin, dir: path.join(tmp, 'nodes'), measure, row, median });
     }
   } finally {
     await fake.close();

@@ -33,6 +33,8 @@ export interface ServeBenchContext {
   work: string;
   env: NodeJS.ProcessEnv;
   main: string;
+  /** The Node binary navi runs on (bench --node). */
+  node: string;
   play(script: FakeScript): number;
   chats(from: number): Array<{ tBody?: number; tFinish?: number }>;
   row: (figure: string, target: string, measured: string, verdict: 'pass' | 'FAIL' | 'info' | 'error', data?: Record<string, unknown>) => void;
@@ -57,7 +59,7 @@ const TOKEN = randomBytes(24).toString('base64url');
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 
 async function startServe(ctx: ServeBenchContext): Promise<Server> {
-  const child = spawn(process.execPath, [ctx.main, 'serve', '--port', '0', '-o', 'json'], { cwd: ctx.work, env: { ...ctx.env, NAVI_SERVE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(ctx.node, [ctx.main, 'serve', '--port', '0', '-o', 'json'], { cwd: ctx.work, env: { ...ctx.env, NAVI_SERVE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
