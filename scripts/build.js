@@ -8,12 +8,17 @@
  *
  * Layout:
  * - `dist/cli/main.cjs` — the bin (src/cli/main.cts, not bundled): answers `--version` before
- *   anything else loads, otherwise loads `run-entry.cjs` with a V8 code cache (or, for a bare
- *   command word, `./app.js` directly).
+ *   anything else loads, otherwise loads `run-entry.cjs` with its own V8 code cache, on every Node
+ *   version (or, for a bare command word, `./app.js` directly, with Node's compile cache on where
+ *   Node has one, 22.1 and later).
  * - `dist/cli/run-entry.cjs` — the `navi run` path (src/cli/run-entry.ts) as one CommonJS file,
  *   minified and ASCII-only (README "Performance"): one file to read, one script for the code
- *   cache. Its `import()`s are inlined (evaluated only when reached); it hands every other
- *   invocation to `app.js`. `NAVI_BUILD_META=file` writes its esbuild metafile (what is in it).
+ *   cache, which main.cjs writes after a run so that it holds every function the run compiled
+ *   (Node's compile cache holds only what compiling the file made: ~25 ms slower a one-shot run
+ *   on Node 22 and 24). Its `import()`s are inlined (evaluated only when reached); the one left,
+ *   for files and packages named at run time, goes through main.cjs (src/dynamic-import.ts). It
+ *   hands every other invocation to `app.js`. `NAVI_BUILD_META=file` writes its esbuild metafile
+ *   (what is in it).
  * - `dist/cli/app.js` — the CLI (src/cli/app.ts), an ES module bundle with code splitting:
  *   every `import()` in the sources stays a lazy boundary, so yargs loads only when the
  *   fast path of `navi run` falls back, PGlite or postgres.js only when used, loop mode only

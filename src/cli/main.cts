@@ -6,12 +6,19 @@
  *
  * Everything else starts in `run-entry.cjs` (src/cli/run-entry.ts: the `navi run` path as one
  * minified, ASCII-only CommonJS bundle, scripts/build.js), compiled with a V8 code cache, and the
- * other commands continue into the split ES module build (`app.js`). Node 20 has no compile
- * cache of its own (`module.enableCompileCache` came in 22.1), so this file keeps one: the
- * bytecode V8 made for run-entry.cjs in an earlier run, which spares parsing and compiling it
- * (~60–80 ms of a one-shot run; README "Performance"). It lives in the user's cache directory
- * (the package directory may be read-only), named by the build, Node's version and the V8 flags:
- * V8 rejects a cache made under other flags, and a rejected or unreadable one is replaced.
+ * other commands continue into the split ES module build (`app.js`). Two caches, both in the
+ * user's cache directory (`$XDG_CACHE_HOME/navi` or `~/.cache/navi`; the package directory may be
+ * read-only):
+ * - the run entry's, kept by this file on every Node version: the bytecode V8 made for
+ *   run-entry.cjs in an earlier run, written after the run compiled the functions it uses, which
+ *   spares parsing and compiling them (~60–80 ms of a one-shot run; README "Performance"). Named by
+ *   the build, Node's version and the V8 flags: V8 rejects a cache made under other flags, and a
+ *   rejected or unreadable one is replaced. Node's own compile cache (`module.enableCompileCache`,
+ *   Node ≥ 22.1) would do for it too, but it serialises a file's code when it is compiled, before
+ *   any function in it has run, so a one-shot run loaded that way compiles the rest each time:
+ *   ~25 ms slower on Node 22 and 24 (measured 2026-12-07, README "Performance").
+ * - Node's compile cache, where Node has it, for the ES module build (`app.js`, its chunks and
+ *   whatever they import): turned on when a command continues there.
  */
 import fs = require('node:fs');
 import Module = require('node:module');
@@ -56,22 +63,30 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // The CLI is a bundle (scripts/build.js): with NAVI_DEBUG, stack traces name src/ files and lines.
   if (process.env.NAVI_DEBUG) process.setSourceMapsEnabled(true);
   // The PGlite worker sets these flags for its WebAssembly, and flags are per process: set before
-  // anything is compiled, every run has the same flags, so the code cache below stays valid.
+  // anything is compiled, every run has the same flags, so the code caches below stay valid.
   (require('../store/wasm-baseline.cjs') as typeof WasmBaseline).useBaselineWasmCompiler();
-  // Compiled from the code cache, the run entry's own import() fails on Node 20 ("A dynamic
-  // import callback was not specified"): it imports user tools, node:https… through this file's.
+  // The run entry's own import() is unusable when it is compiled from a vm.Script: on Node 20 it
+  // fails once the script comes from cached data ("A dynamic import callback was not specified"),
+  // and on 22 and 24 it works but prints an ExperimentalWarning (vm.USE_MAIN_CONTEXT_DEFAULT_LOADER)
+  // on every run. So it imports user tools, node:https… through this file's (src/dynamic-import.ts).
   (globalThis as Record<string, unknown>)[IMPORT_KEY] = (specifier: string): Promise<unknown> => import(specifier);
   startPgliteEarly(args);
-  const cache = codeCacheFile();
+  const cacheDir = naviCacheDirectory();
+  const cache = codeCacheFile(cacheDir);
+  let compileCache = false;
   // Start-up (module loading, opening PGlite) allocates fast and is quicker with room to do so.
   setTimeout(() => {
-    // The cache is written before the flag changes: V8 checks the flags a cache was made under.
+    // The run entry's cache is written before the flag changes: V8 checks the flags a cache was
+    // made under. (Node's compile cache serialises each module when it compiles it, so the flag
+    // does not touch it; flushed now, a long command killed later keeps what start-up compiled.)
     cache.save();
+    if (compileCache) (Module as CompileCacheApi).flushCompileCache?.();
     keepYoungGenerationSmall();
   }, YOUNG_GENERATION_FREEZE_MS).unref();
   const fullCli = (): Promise<FullCli> => {
     // Another command: the cache is made by a run, so that it holds the run path's functions.
     cache.save = () => undefined;
+    compileCache = enableCompileCache(cacheDir);
     return import('./app.js');
   };
   if (mayBeRun(args)) {
@@ -148,24 +163,54 @@ interface CodeCache {
   script?: vm.Script;
 }
 
-/** The cache file for this build, Node and V8 flags: `$XDG_CACHE_HOME/navi` or `~/.cache/navi`. */
-function codeCacheFile(): CodeCache {
-  const cache: CodeCache = { file: null, data: undefined, save: () => undefined };
+/** navi's cache directory, `$XDG_CACHE_HOME/navi` or `~/.cache/navi`; null without a home directory. */
+function naviCacheDirectory(): string | null {
   const xdg = process.env.XDG_CACHE_HOME;
-  let base: string;
   try {
-    base = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
+    return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache'), 'navi');
   } catch {
-    return cache; // no home directory: run without a cache
+    return null; // no home directory: run without the caches
   }
+}
+
+/** The run entry's cache file in `dir` for this build, Node and V8 flags, and what it holds. */
+function codeCacheFile(dir: string | null): CodeCache {
+  const cache: CodeCache = { file: null, data: undefined, save: () => undefined };
+  if (dir === null) return cache;
   const flags = fnv1a(`${process.execArgv.join('\0')}\0${process.env.NODE_OPTIONS ?? ''}`);
-  cache.file = path.join(base, 'navi', `run-entry-${NAVI_RUN_ENTRY_HASH}-${process.version}-${process.arch}-${flags}.v8cache`);
+  cache.file = path.join(dir, `run-entry-${NAVI_RUN_ENTRY_HASH}-${process.version}-${process.arch}-${flags}.v8cache`);
   try {
     cache.data = checkedPayload(fs.readFileSync(cache.file));
   } catch {
     // none yet
   }
   return cache;
+}
+
+/** What main.cjs uses of Node's compile cache (Node ≥ 22.1; `flushCompileCache` from 22.10). */
+interface CompileCacheApi {
+  enableCompileCache?: (dir: string) => { status: number };
+  flushCompileCache?: () => void;
+  constants?: { compileCacheStatus?: { ENABLED: number; ALREADY_ENABLED: number } };
+}
+
+/**
+ * Node's compile cache in `<dir>/compile-cache` (Node adds a directory per Node version, V8 flags
+ * and user), where this Node has it. Node reads, checks and writes the cache files itself: one
+ * that does not match its source, its checksum or V8's flags is recompiled and replaced. A
+ * `NODE_COMPILE_CACHE` the user set wins; `NODE_DISABLE_COMPILE_CACHE=1` turns it off.
+ */
+function enableCompileCache(dir: string | null): boolean {
+  const api = Module as CompileCacheApi;
+  if (dir === null || typeof api.enableCompileCache !== 'function') return false;
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 }); // as private as the run entry's cache
+  } catch {
+    return false;
+  }
+  const { status } = api.enableCompileCache(path.join(dir, 'compile-cache'));
+  const known = api.constants?.compileCacheStatus;
+  return status === known?.ENABLED || status === known?.ALREADY_ENABLED;
 }
 
 /**
@@ -246,10 +291,12 @@ function fnv1a(text: string): string {
  * Memory of long unattended runs (SPEC §12: RSS growth over a 1000-iteration loop ≤ 50 MB).
  * Under a steady allocation rate, which a tool loop against a fast model has, V8 keeps doubling
  * its young generation up to 16 MB per semi-space, and the process keeps the pages. Frozen at the
- * size start-up left it, a 1000-iteration loop grows RSS by about a third less and runs no
- * slower (`npm run bench -- --only growth,gap`; README "Performance"). The flag is read whenever
- * the young generation would grow, so setting it at run time takes effect. Only on the V8
- * versions known to have it (an unknown flag prints an error).
+ * size start-up left it, a 1000-iteration loop grows RSS by 40–55 % less and runs no slower
+ * (`bench/run.ts --only growth` on PostgreSQL, median of 4, 2026-12-07, frozen / not: Node 20
+ * 23 / 44 MB, Node 22 14 / 32 MB, Node 24 28 / 45 MB; README "Performance"). The flag is read
+ * whenever the young generation would grow, so setting it at run time takes effect. Only on the
+ * V8 versions it was measured on, 11.3, 12.4 and 13.6 (Node 20, 22, 24): an unknown flag prints
+ * an error.
  */
 function keepYoungGenerationSmall(): void {
   const major = Number(process.versions.v8.split('.')[0]);
