@@ -77,8 +77,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // Start-up (module loading, opening PGlite) allocates fast and is quicker with room to do so.
   setTimeout(() => {
     // The run entry's cache is written before the flag changes: V8 checks the flags a cache was
-    // made under. (Node's compile cache serialises each module when it compiles it, so the flag
-    // does not touch it; flushed now, a long command killed later keeps what start-up compiled.)
+    // made under. (Node's compile cache serialises each module as it compiles it, under the flags
+    // of that moment, so it needs no flush first; flushed now, a long command killed later keeps
+    // what its start-up compiled.)
     cache.save();
     if (compileCache) (Module as CompileCacheApi).flushCompileCache?.();
     keepYoungGenerationSmall();
