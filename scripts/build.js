@@ -24,6 +24,9 @@
  *   fast path of `navi run` falls back, PGlite or postgres.js only when used, loop mode only
  *   for loop runs. Shared code and lazy modules live in `dist/chunks/`.
  * - `dist/store/open.js` — a second entry point, for bench/ (seeds databases in-process).
+ * - `dist/cli/node-support.cjs` — the bin's check of the Node.js version (src/cli/node-support.cjs).
+ * - `dist/store/wasm-baseline.cjs` — the V8 flags for PGlite's WebAssembly, set by the bin and the
+ *   worker thread (src/store/wasm-baseline.cjs).
  * - `dist/store/pglite-worker-thread.cjs` — the PGlite worker thread's code
  *   (src/store/pglite-worker-thread.cjs, plain CommonJS that also runs unbuilt under vitest), its
  *   own entry, not bundled: it requires only Node's modules and PGlite by path. The bundle finds it
@@ -307,8 +310,10 @@ const worker = await build({
   ...common,
   // The wire server (serving the database to other processes) is required by the worker at run time;
   // wasm-baseline.cjs by the worker and by the bin (dist/cli/main.cjs requires ../store/wasm-baseline.cjs).
-  entryPoints: [path.join(SRC, 'store/pglite-worker-thread.cjs'), path.join(SRC, 'store/pglite-wire-server.cjs'), path.join(SRC, 'store/wasm-baseline.cjs')],
-  outdir: path.join(DIST, 'store'),
+  // cli/node-support.cjs is the bin's version check (dist/cli/main.cjs requires ./node-support.cjs).
+  entryPoints: ['store/pglite-worker-thread.cjs', 'store/pglite-wire-server.cjs', 'store/wasm-baseline.cjs', 'cli/node-support.cjs'].map((f) => path.join(SRC, f)),
+  outbase: SRC,
+  outdir: DIST,
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
   sourcemap: 'linked',

@@ -29,6 +29,7 @@ import vm = require('node:vm');
 import type WorkerThreads = require('node:worker_threads');
 import type Crypto = require('node:crypto');
 import type WasmBaseline = require('../store/wasm-baseline.cjs');
+import type NodeSupport = require('./node-support.cjs');
 
 /** The first 16 hex digits of run-entry.cjs's SHA-256, set by scripts/build.js. */
 declare const NAVI_RUN_ENTRY_HASH: string;
@@ -60,6 +61,11 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
   process.stdout.write(`${pkg.version}\n`);
 } else {
+  const unsupported = (require('./node-support.cjs') as typeof NodeSupport).unsupportedNode(process.versions.node);
+  if (unsupported !== null) {
+    process.stderr.write(`navi: ${unsupported}\n`);
+    process.exit(1);
+  }
   // The CLI is a bundle (scripts/build.js): with NAVI_DEBUG, stack traces name src/ files and lines.
   if (process.env.NAVI_DEBUG) process.setSourceMapsEnabled(true);
   // The PGlite worker sets these flags for its WebAssembly, and flags are per process: set before

@@ -78,6 +78,22 @@ describe('smoke: commands that need no database and no model', () => {
   );
 
   it(
+    'on a Node.js older than it supports, any command says which versions it needs: exit 1, nothing else runs',
+    async () => {
+      const f = noDatabase();
+      // A preload that makes this Node report 18.20.4 (src/cli/node-support.cjs decides; unit-tested).
+      const preload = path.join(f.cwd, 'node-18.cjs');
+      fs.writeFileSync(preload, "Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '18.20.4' } });\n");
+      const run = await runNavi(['sessions', 'list'], { cwd: f.cwd, env: { ...f.env, NODE_OPTIONS: `--require ${preload}` } });
+      expect(run.code, describeRun(run)).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe('navi: Node.js 18.20.4 is too old for navi: it needs 20.19 or later, 22.12 or later, or 24 (the LTS to install)\n');
+      expect(fs.existsSync(f.dataDir)).toBe(false);
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
     'completion bash prints a script bash loads',
     async () => {
       const f = noDatabase();
