@@ -31,11 +31,12 @@ const NOT_UNIT = ['test/config/keep-alive-wire.test.ts'];
 
 /**
  * Does navi work on this Node version (issue 40): the logic tiers, the store's contract tests (PGlite, and
- * PostgreSQL with DATABASE_URL) and a smoke run of every command. `.ci/run` runs it on Node 24 beside
+ * PostgreSQL with DATABASE_URL), a smoke run of every command and the installed bin's caches (which differ by
+ * Node version). `.ci/run` runs it on Node 24 beside
  * `npm test` on the machine's Node; `npm run test:compat`, or on another Node:
  * `NAVI_TIER=compat "$(.ci/node-bin 24)" node_modules/vitest/vitest.mjs run`.
  */
-const COMPAT = [...UNIT, 'test/store/*.test.ts', 'test/smoke/**/*.test.ts'];
+const COMPAT = [...UNIT, 'test/store/*.test.ts', 'test/smoke/**/*.test.ts', 'test/cli/package-install.test.ts'];
 
 /**
  * NAVI_TIER: unset → everything (`npm test`); `unit` → UNIT; `compat` → COMPAT; `stress` → heavy,

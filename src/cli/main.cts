@@ -42,6 +42,12 @@ const YOUNG_GENERATION_FREEZE_MS = 500;
 /** The digest in front of a code cache file's payload (`checkedPayload`): SHA-1, 20 bytes. */
 const DIGEST_BYTES = 20;
 
+/** Node's compile cache, inside navi's cache directory. */
+const COMPILE_CACHE_DIR = 'compile-cache';
+
+/** How long a cache nobody wrote to is kept: a build or Node version no longer used. */
+const STALE_CACHE_MS = 30 * 24 * 3600 * 1000;
+
 /** Where the PGlite worker started here waits to be adopted (src/store/pglite-worker.ts reads it). */
 const EARLY_PGLITE_KEY = '__naviEarlyPglite';
 
@@ -215,7 +221,7 @@ function enableCompileCache(dir: string | null): boolean {
   } catch {
     return false;
   }
-  const { status } = api.enableCompileCache(path.join(dir, 'compile-cache'));
+  const { status } = api.enableCompileCache(path.join(dir, COMPILE_CACHE_DIR));
   const known = api.constants?.compileCacheStatus;
   return status === known?.ENABLED || status === known?.ALREADY_ENABLED;
 }
@@ -257,6 +263,7 @@ function loadWithCodeCache(file: string, cache: CodeCache): unknown {
       saved = true;
       const payload = script.createCachedData();
       writeAtomically(target, Buffer.concat([sha1(payload), payload]));
+      pruneStaleCaches(path.dirname(target), target);
     };
   }
   const mod = new Module(file, module);
@@ -280,6 +287,33 @@ function writeAtomically(file: string, data: Buffer): void {
       fs.rmSync(tmp, { force: true });
     } catch {
       // nothing to clean up
+    }
+  }
+}
+
+/**
+ * Each navi build and Node version leaves ~1 MB of caches (a run entry's file, a compile-cache
+ * directory); when a new one is written, those not written for STALE_CACHE_MS go. One still in
+ * use is only made again by its next run. Failures only leave files behind.
+ */
+function pruneStaleCaches(dir: string, keep: string): void {
+  const before = Date.now() - STALE_CACHE_MS;
+  const candidates = (sub: string, test: (name: string) => boolean): string[] => {
+    try {
+      return fs.readdirSync(sub).filter(test).map((name) => path.join(sub, name));
+    } catch {
+      return [];
+    }
+  };
+  const stale = [
+    ...candidates(dir, (name) => /^run-entry-.*\.v8cache$/.test(name)),
+    ...candidates(path.join(dir, COMPILE_CACHE_DIR), () => true),
+  ];
+  for (const entry of stale) {
+    try {
+      if (entry !== keep && fs.lstatSync(entry).mtimeMs < before) fs.rmSync(entry, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile, or not ours to remove
     }
   }
 }

@@ -246,6 +246,18 @@ describe('the installed package, read-only', () => {
     await oneShot(cacheHome);
     expect(isWellFormed(file)).toBe(true);
     expect(fs.statSync(other).mtimeMs).toBe(otherBefore.mtimeMs);
+    // Caches not written for 30 days (a build, a Node version no longer used) go when one is written.
+    const longAgo = new Date(Date.now() - 40 * 24 * 3600 * 1000);
+    const oldBuild = path.join(path.dirname(file), 'run-entry-1111111111111111-v0.0.0-x64-00000000.v8cache');
+    const oldNode = path.join(compileCacheDir(cacheHome), 'v0.0.0-x64-00000000-0');
+    fs.writeFileSync(oldBuild, 'an old build');
+    fs.mkdirSync(path.join(oldNode, 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(oldNode, 'sub', 'entry'), 'an old Node');
+    for (const p of [oldBuild, oldNode]) fs.utimesSync(p, longAgo, longAgo);
+    fs.writeFileSync(file, 'not a code cache');
+    await oneShot(cacheHome);
+    expect(isWellFormed(file)).toBe(true);
+    expect([fs.existsSync(oldBuild), fs.existsSync(oldNode), fs.existsSync(other)]).toEqual([false, false, true]);
     expect(listing(pkgDir)).toBe(before);
   }, TEST_TIMEOUT_MS);
 });
