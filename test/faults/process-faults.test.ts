@@ -283,7 +283,7 @@ forEachBackend((backend) => {
       await expectConsistentSession(s.db, interrupted);
     }, LONG_SCENARIO_TIMEOUT_MS * 2);
   });
-});
+}, { both: 'what a killed or interrupted process leaves in each store' });
 
 forEachBackend(
   (backend) => {

@@ -145,4 +145,4 @@ forEachBackend((backend) => {
       T,
     );
   });
-});
+}, { both: 'resuming from what each store committed is the store contract' });

@@ -43,4 +43,4 @@ forEachBackend((backend) => {
       expect(show.stdout).toContain('is gone (its process has exited)');
     }, 120_000);
   });
-});
+}, { both: 'a killed loop\'s row and its owner as each store keeps them' });

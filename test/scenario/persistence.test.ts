@@ -225,4 +225,4 @@ forEachBackend((backend) => {
       expect(shown.stdout).not.toContain(SECRET);
     }, LONG_SCENARIO_TIMEOUT_MS);
   });
-});
+}, { both: 'what a run stores and a new process reads back is the store contract' });

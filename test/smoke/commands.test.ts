@@ -198,7 +198,7 @@ forEachBackend((backend) => {
       SCENARIO_TIMEOUT_MS,
     );
   });
-});
+}, { both: 'the point is that each store works on this Node version' });
 
 describe('smoke: the job queue (PostgreSQL)', () => {
   it(

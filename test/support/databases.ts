@@ -1,7 +1,9 @@
 /**
- * Both storage backends for the scenario tests (SPEC §9, §11). `forEachBackend` declares a
- * scenario once per backend: PGlite always, PostgreSQL when DATABASE_URL is set (CI sets it).
- * Every `fresh()` database is migrated and empty, and removed after the test file.
+ * Both storage backends for the scenario tests (SPEC §9, §11). `forEachBackend` declares the
+ * scenarios for PGlite, and for PostgreSQL when DATABASE_URL is set (CI sets it); with both at
+ * hand each runs on one of them, chosen by its name (test/support/store-choice.ts), except the
+ * store's own contract (`both`). Every `fresh()` database is migrated and empty, and removed after
+ * the test file.
  *
  * Migrating a fresh database costs seconds, so each test copies a migrated template, made once by
  * the built CLI (`navi db migrate`) for the current migrations and shared by parallel test files
@@ -23,10 +25,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { afterAll, describe } from 'vitest';
+import { TestRunner, afterAll, describe } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
 import { CLI_PATH, REPO_ROOT, assertBuilt, makeTempDir } from './cli.js';
+import { everyStoreRunsAll, storeFor } from './store-choice.js';
 
 /** Prefix of the PostgreSQL databases the scenario tests create. */
 export const DB_PREFIX = 'navi_scn_';
@@ -386,16 +389,20 @@ function postgresBackend(adminUrl: string): Backend & { cleanup(): Promise<void>
 }
 
 /**
- * Declares the scenarios in `fn` once per backend, in a `describe` named after it (`only`: for
- * behaviour of one backend, such as PGlite's directory lock). Databases made with
- * `backend.fresh()` are removed after the file.
+ * Declares the scenarios in `fn` on the backends (`only`: for behaviour of one backend, such as
+ * PGlite's directory lock). Each test or group declared directly in `fn` runs on one store,
+ * chosen by its file and name (test/support/store-choice.ts), when both are at hand; `both`
+ * (one line: why the behaviour depends on the store) runs all of them on both. Databases made
+ * with `backend.fresh()` are removed after the file.
  */
-export function forEachBackend(fn: (backend: Backend) => void, opts: { only?: BackendKind } = {}): void {
+export function forEachBackend(fn: (backend: Backend) => void, opts: { only?: BackendKind; both?: string } = {}): void {
+  const all = opts.both !== undefined || opts.only !== undefined || everyStoreRunsAll(process.env);
   if (opts.only !== 'postgres') {
     describe('PGlite', () => {
       const backend = pgliteBackend();
       afterAll(() => backend.cleanup());
       fn(backend);
+      if (!all) keepOwnShare('pglite');
     });
   }
   if (opts.only === 'pglite') return;
@@ -404,5 +411,20 @@ export function forEachBackend(fn: (backend: Backend) => void, opts: { only?: Ba
     const backend = postgresBackend(adminUrl ?? '');
     afterAll(() => backend.cleanup());
     fn(backend);
+    if (!all) keepOwnShare('postgres');
   });
+}
+
+/**
+ * In the backend's `describe` being collected: drops the tests and groups `fn` declared that
+ * belong to the other store. vitest's collector keeps them in its public `tasks` list; a
+ * backend left with none is skipped as a whole (`suite.mode`), so its hooks (servers, databases)
+ * never start and vitest does not fail it for having no tests.
+ */
+function keepOwnShare(kind: BackendKind): void {
+  const collector = TestRunner.getCurrentSuite();
+  const file = path.relative(REPO_ROOT, collector.file.filepath).split(path.sep).join('/');
+  const own = collector.tasks.filter((task) => storeFor(file, task.name) === kind);
+  collector.tasks.splice(0, collector.tasks.length, ...own);
+  if (own.length === 0 && collector.suite !== undefined) collector.suite.mode = 'skip';
 }
