@@ -113,6 +113,8 @@ export function cleanEnv(extra: Record<string, string> = {}, opts: { ci?: boolea
   // The whole suite can run on the plain versions of the fast paths, their oracles (README, Development).
   if (process.env.NAVI_PGLITE_DRIVER) env.NAVI_PGLITE_DRIVER = process.env.NAVI_PGLITE_DRIVER;
   if (process.env.NAVI_PLAIN_BODIES) env.NAVI_PLAIN_BODIES = process.env.NAVI_PLAIN_BODIES;
+  // bench/cli-census.js, standing in for the CLI (NAVI_SCENARIO_CLI), appends each process to this log.
+  if (process.env.NAVI_CENSUS_LOG) env.NAVI_CENSUS_LOG = process.env.NAVI_CENSUS_LOG;
   return { ...env, ...extra };
 }
 
