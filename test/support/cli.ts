@@ -110,12 +110,21 @@ function emptyHome(): string {
 export function cleanEnv(extra: Record<string, string> = {}, opts: { ci?: boolean } = {}): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: emptyHome() };
   if (opts.ci !== false) env.CI = '1';
-  // The whole suite can run on the plain versions of the fast paths, their oracles (README, Development).
-  if (process.env.NAVI_PGLITE_DRIVER) env.NAVI_PGLITE_DRIVER = process.env.NAVI_PGLITE_DRIVER;
-  if (process.env.NAVI_PLAIN_BODIES) env.NAVI_PLAIN_BODIES = process.env.NAVI_PLAIN_BODIES;
-  // bench/cli-census.js, standing in for the CLI (NAVI_SCENARIO_CLI), appends each process to this log.
-  if (process.env.NAVI_CENSUS_LOG) env.NAVI_CENSUS_LOG = process.env.NAVI_CENSUS_LOG;
-  return { ...env, ...extra };
+  return { ...env, ...suiteSettings(), ...extra };
+}
+
+/**
+ * What the whole suite's runs of the CLI inherit from the test process, for tests that build an
+ * environment of their own: the plain versions of the fast paths, their oracles (README,
+ * Development), and the log of bench/cli-census.js when it stands in for the CLI (NAVI_SCENARIO_CLI).
+ */
+export function suiteSettings(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['NAVI_PGLITE_DRIVER', 'NAVI_PLAIN_BODIES', 'NAVI_CENSUS_LOG']) {
+    const value = process.env[name];
+    if (value) out[name] = value;
+  }
+  return out;
 }
 
 function parseLine(line: string): JsonObject | undefined {

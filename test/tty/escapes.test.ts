@@ -7,11 +7,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_PATH as CLI, suiteSettings } from '../support/cli.js';
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url));
 const hasScript = existsSync('/usr/bin/script');
 const ESC = '\u001b';
 const BEL = '\u0007';
@@ -39,7 +38,7 @@ describe.skipIf(!hasScript)('in a pseudo-terminal', () => {
   it('tool labels and the answer reach the screen without the model’s escape sequences', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'navi-tty-'));
     const cmd = `stty cols 100; exec ${process.execPath} ${CLI} run --ollama-host ${fake.url} "read it"`;
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, NAVI_DATA_DIR: join(dir, 'data'), TERM: 'xterm' };
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, NAVI_DATA_DIR: join(dir, 'data'), TERM: 'xterm', ...suiteSettings() };
     const screen = await new Promise<string>((resolve, reject) => {
       const child = spawn('script', ['-qefc', cmd, '/dev/null'], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
       let out = '';

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PATH } from '../support/cli.js';
+import { CLI_PATH, suiteSettings } from '../support/cli.js';
 import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
 import { fixIteration, lookIteration, loopRepo, script } from '../loop-scenario/helpers.js';
 
@@ -45,7 +45,7 @@ function runGated(g: Gated, args: string[], opts: { cwd?: string; env?: Record<s
   const home = mkdtempSync(join(tmpdir(), 'navi-tty-home-'));
   const cmd = `stty cols 100; exec ${[process.execPath, CLI_PATH, '--ollama-host', g.fake.url, ...args].map(shellQuote).join(' ')}`;
   const before = g.fake.requests.length;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, NAVI_DATA_DIR: join(home, 'data'), TERM: 'xterm', ...opts.env };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, NAVI_DATA_DIR: join(home, 'data'), TERM: 'xterm', ...suiteSettings(), ...opts.env };
   let release = g.fake.holdChats();
   let gate = 0;
   let since = 0;

@@ -7,12 +7,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { progressColumns, spinnerAllowed, withElapsed } from '../../src/cli/spinner.js';
+import { CLI_PATH as CLI, suiteSettings } from '../support/cli.js';
 import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url));
 const hasScript = existsSync('/usr/bin/script');
 
 const SCRIPT: FakeScript = {
@@ -52,7 +51,7 @@ function runInPty(opts: {
   const stty = opts.sizeless === true ? 'stty cols 0 rows 0; ' : opts.columns === undefined ? '' : `stty cols ${opts.columns}; `;
   const navi = `${process.execPath} ${CLI} run --ollama-host ${fake.url} "look around"`;
   const cmd = opts.shell === undefined ? `${stty}exec ${navi}` : `${stty}${opts.shell.replace('NAVI', navi)}`;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, NAVI_DATA_DIR: join(dir, 'data'), TERM: 'xterm' };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, NAVI_DATA_DIR: join(dir, 'data'), TERM: 'xterm', ...suiteSettings() };
   if (opts.ci) env.CI = '1';
   fake.setScript(opts.script ?? SCRIPT);
   return new Promise((resolve, reject) => {
