@@ -66,6 +66,4 @@ forEachBackend(
       );
     });
   },
-  // The sandbox is about the tools, not the store: one backend is enough.
-  { only: 'pglite' },
 );

@@ -212,6 +212,4 @@ forEachBackend(
       );
     });
   },
-  // The sandbox is about the commands, not the store: one backend is enough.
-  { only: 'pglite' },
 );

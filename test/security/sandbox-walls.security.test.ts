@@ -415,6 +415,4 @@ forEachBackend(
       );
     });
   },
-  // The walls are about the commands, not the store: one backend is enough.
-  { only: 'pglite' },
 );
