@@ -9,10 +9,9 @@ describe('storeFor', () => {
   });
 
   it('gives each store about half of many names', () => {
+    // A hash, not a clock: the same 400 names split the same way on every run and machine.
     const names = Array.from({ length: 400 }, (_, i) => `case ${i}`);
-    const onPglite = names.filter((n) => storeFor('test/x.test.ts', n) === 'pglite').length;
-    expect(onPglite).toBeGreaterThan(160);
-    expect(onPglite).toBeLessThan(240);
+    expect(names.filter((n) => storeFor('test/x.test.ts', n) === 'pglite')).toHaveLength(202);
   });
 });
 
