@@ -97,10 +97,13 @@ function resolveOthers(ctx: NodesBenchContext, ownVersion: string): Array<{ bin:
   const out = new Map<string, { bin: string; version: string }>();
   for (const bin of bins) {
     const v = nodeVersion(bin);
-    if ('error' in v) ctx.row(title(bin, ownVersion), target, `skipped: ${v.error}`, 'skip');
-    else if (fs.realpathSync(bin) === own) {
-      ctx.row(title(v.version, ownVersion), target, `skipped: ${bin} is the bench's own Node; name another with --other-node`, 'skip');
-    } else if (!out.has(fs.realpathSync(bin))) out.set(fs.realpathSync(bin), { bin, version: v.version });
+    if ('error' in v) {
+      ctx.row(title(bin, ownVersion), target, `skipped: ${v.error}`, 'skip');
+      continue;
+    }
+    const real = fs.realpathSync(bin);
+    if (real === own) ctx.row(title(v.version, ownVersion), target, `skipped: ${bin} is the bench's own Node; name another with --other-node`, 'skip');
+    else if (!out.has(real)) out.set(real, { bin, version: v.version });
   }
   return [...out.values()];
 }
@@ -147,22 +150,20 @@ function report(ctx: NodesBenchContext, [own, ...others]: Subject[]): void {
       continue;
     }
     const n = `medians of ${other.oneshot.length}, interleaved`;
-    const wall = med(other.oneshot, 'wallMs') / med(own.oneshot, 'wallMs');
-    ctx.row(
-      `${label}: wall`,
-      target,
-      `${wall.toFixed(2)}× (${med(other.oneshot, 'wallMs').toFixed(0)} vs ${med(own.oneshot, 'wallMs').toFixed(0)} ms, ${n})`,
-      wall <= MAX_RATIO ? 'pass' : 'FAIL',
-      { ratio: wall, walls: other.oneshot.map((x) => x.wallMs), ownWalls: own.oneshot.map((x) => x.wallMs), bin: other.bin },
-    );
-    const rss = med(other.oneshot, 'rssKb') / med(own.oneshot, 'rssKb');
-    ctx.row(
-      `${label}: peak RSS`,
-      target,
-      `${rss.toFixed(2)}× (${mb(med(other.oneshot, 'rssKb'))} vs ${mb(med(own.oneshot, 'rssKb'))}, ${n})`,
-      rss <= MAX_RATIO ? 'pass' : 'FAIL',
-      { ratio: rss, kb: other.oneshot.map((x) => x.rssKb), ownKb: own.oneshot.map((x) => x.rssKb) },
-    );
+    const metrics = [
+      { name: 'wall', key: 'wallMs', show: (v: number) => `${v.toFixed(0)} ms` },
+      { name: 'peak RSS', key: 'rssKb', show: mb },
+    ] as const;
+    for (const { name, key, show } of metrics) {
+      const [theirs, ours] = [med(other.oneshot, key), med(own.oneshot, key)];
+      const ratio = theirs / ours;
+      ctx.row(`${label}: ${name}`, target, `${ratio.toFixed(2)}× (${show(theirs)} vs ${show(ours)}, ${n})`, ratio <= MAX_RATIO ? 'pass' : 'FAIL', {
+        ratio,
+        samples: other.oneshot.map((x) => x[key]),
+        ownSamples: own.oneshot.map((x) => x[key]),
+        bin: other.bin,
+      });
+    }
   }
   const ok = [own, ...others].filter((s) => s.error === undefined);
   if (own.error !== undefined || ok.length < 2) return;
