@@ -69,6 +69,11 @@ export function currentCommand(): CommandContext | null {
   return current;
 }
 
+/** Before a parse: no command's builder has run yet (one process may parse many times, as tests do). */
+export function forgetCurrentCommand(): void {
+  current = null;
+}
+
 export interface CommandHelp {
   /** The command as typed after `navi`: `runs show`. */
   path: string;

@@ -55,7 +55,8 @@ const EARLY_PGLITE_KEY = '__naviEarlyPglite';
 const IMPORT_KEY = '__naviImport';
 
 interface FullCli {
-  main(args: string[]): Promise<void>;
+  /** app.ts: parses and runs `args` with this process as the host, then exits with the code. */
+  binMain(args: string[]): Promise<never>;
 }
 
 interface RunEntry {
@@ -112,7 +113,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     process.once('exit', () => cache.save());
     entry.main(args, fullCli).catch(cannotLoad);
   } else {
-    fullCli().then((cli) => cli.main(args), cannotLoad);
+    fullCli().then((cli) => cli.binMain(args), cannotLoad);
   }
 }
 

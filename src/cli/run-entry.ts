@@ -10,19 +10,22 @@ import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 import type { GlobalArgs } from './global-args.js';
 import { runCommand } from './commands/dispatch.js';
+import { processHost, type CliHost } from './host.js';
+import type { CommandHandler } from './command-modules/invocation.js';
 import { exitQuietlyOnBrokenPipe, finish } from './process-exit.js';
 import { expandShorthand } from './shorthand.js';
 
 export interface FullCli {
-  main(args: string[]): Promise<void>;
+  /** The bin's way into the full CLI (app.ts): this process is the host, and it exits with the code. */
+  binMain(args: string[]): Promise<never>;
 }
 
 export async function main(args: string[], loadFullCli: () => Promise<FullCli>): Promise<void> {
   const fast = runFastArgs(args);
-  if (fast === null) return (await loadFullCli()).main(args);
+  if (fast === null) return (await loadFullCli()).binMain(args);
   exitQuietlyOnBrokenPipe(process.stdout);
   exitQuietlyOnBrokenPipe(process.stderr);
-  return finish(await runFast(fast));
+  return finish(await runFast(fast, processHost()));
 }
 
 /** The parsed flags of a plain `navi run`, or null: the full CLI parses (and reports errors). */
@@ -34,13 +37,14 @@ function runFastArgs(args: string[]): (GlobalArgs & Record<string, unknown>) | n
   }
 }
 
-/** Runs `navi run` parsed by the fast path; its exit code. */
-export async function runFast(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+/** Runs `navi run` parsed by the fast path in `host`; its exit code. */
+export async function runFast(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
   // The embedded database (no --db, no DATABASE_URL) starts loading on another core now.
-  if (argv.db === undefined && !process.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
+  if (argv.db === undefined && !host.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
+  const run: CommandHandler = runCommand;
   try {
-    return await runCommand(argv);
+    return await run(argv, host);
   } catch (err) {
-    return reportFatal(err);
+    return reportFatal(err, host);
   }
 }
