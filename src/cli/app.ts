@@ -7,6 +7,7 @@ import { InvalidInputError, isNaviError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
 import { loopCommand, runCommand } from './commands/dispatch.js';
 import type { GlobalArgs } from './global-args.js';
+import { processHost, type CliHost } from './host.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 import { commandFlags, globalFlags, withFlags } from './flags.js';
@@ -33,13 +34,13 @@ function globalOptions(y: Argv): Argv<GlobalArgs> {
   return withFlags(y, globalFlags()) as unknown as Argv<GlobalArgs>;
 }
 
-type Handler = (argv: GlobalArgs & Record<string, unknown>) => Promise<number>;
+type Handler = (argv: GlobalArgs & Record<string, unknown>, host: CliHost) => Promise<number>;
 
 /** Wraps a lazily imported handler so its exit code reaches `main`. */
-function lazy(load: () => Promise<Handler>, sink: { code: number }): (argv: Record<string, unknown>) => Promise<void> {
+function lazy(load: () => Promise<Handler>, sink: { code: number; host: CliHost }): (argv: Record<string, unknown>) => Promise<void> {
   return async (argv) => {
     const handler = await load();
-    sink.code = await handler(argv as GlobalArgs & Record<string, unknown>);
+    sink.code = await handler(argv as GlobalArgs & Record<string, unknown>, sink.host);
   };
 }
 
@@ -50,7 +51,7 @@ async function printVersion(): Promise<void> {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const sink = { code: 0 };
+  const sink = { code: 0, host: processHost() };
   exitQuietlyOnBrokenPipe(process.stdout);
   exitQuietlyOnBrokenPipe(process.stderr);
   let expanded: string[];
@@ -66,7 +67,7 @@ export async function main(args: string[]): Promise<void> {
     return finish(0);
   }
   const fast = parseRunFast(expanded);
-  if (fast !== null) return finish(await runFast(fast));
+  if (fast !== null) return finish(await runFast(fast, sink.host));
   const { default: yargs } = await import('yargs');
   const cli = globalOptions(hideTypes(yargs(expanded)))
     .scriptName('navi')

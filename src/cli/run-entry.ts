@@ -9,6 +9,7 @@
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 import type { GlobalArgs } from './global-args.js';
+import { processHost, type CliHost } from './host.js';
 import { runCommand } from './commands/dispatch.js';
 import { exitQuietlyOnBrokenPipe, finish } from './process-exit.js';
 import { expandShorthand } from './shorthand.js';
@@ -22,7 +23,7 @@ export async function main(args: string[], loadFullCli: () => Promise<FullCli>):
   if (fast === null) return (await loadFullCli()).main(args);
   exitQuietlyOnBrokenPipe(process.stdout);
   exitQuietlyOnBrokenPipe(process.stderr);
-  return finish(await runFast(fast));
+  return finish(await runFast(fast, processHost()));
 }
 
 /** The parsed flags of a plain `navi run`, or null: the full CLI parses (and reports errors). */
@@ -35,11 +36,11 @@ function runFastArgs(args: string[]): (GlobalArgs & Record<string, unknown>) | n
 }
 
 /** Runs `navi run` parsed by the fast path; its exit code. */
-export async function runFast(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+export async function runFast(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
   // The embedded database (no --db, no DATABASE_URL) starts loading on another core now.
-  if (argv.db === undefined && !process.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
+  if (host.ownsProcess && argv.db === undefined && !host.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
   try {
-    return await runCommand(argv);
+    return await runCommand(argv, host);
   } catch (err) {
     return reportFatal(err);
   }
