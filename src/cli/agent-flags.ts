@@ -79,7 +79,7 @@ export function configFlags(args: GlobalArgs & AgentFlagArgs): ConfigFlags {
  * `-o stream-json`; `--verbose` is the default (progress on stderr) and cannot go with `--quiet`.
  * Also checks `--add-dir`, `--think` and `--timeout`, so a bad value is exit 2 before any work.
  */
-export function settleAgentFlags<T extends GlobalArgs & AgentFlagArgs>(args: T): T {
+export function settleAgentFlags<T extends GlobalArgs & AgentFlagArgs>(args: T, from: string): T {
   let output = args.output;
   if (args.json === true) {
     if (output !== 'text' && output !== 'stream-json') {
@@ -90,7 +90,7 @@ export function settleAgentFlags<T extends GlobalArgs & AgentFlagArgs>(args: T):
   if (args.verbose === true && args.quiet) throw new InvalidInputError('flag_invalid', '--verbose and --quiet contradict each other; give one');
   thinkFlag(args.think);
   timeoutMs(args);
-  checkAddDirs(listFlag(args.addDir), resolve(args.cwd ?? process.cwd()));
+  checkAddDirs(listFlag(args.addDir), resolve(from, args.cwd ?? '.'));
   for (const text of listFlag(args.systemPrompt)) {
     if (text.trim() === '') throw new InvalidInputError('flag_invalid', "--system-prompt: give the text that replaces the profile's prompt");
   }

@@ -13,6 +13,7 @@ import { installStopHandlers, type StopHandle } from './os-signals.js';
 import { reportFailure } from './runtime.js';
 import { createOutput } from './setup.js';
 import type { GlobalArgs } from './global-args.js';
+import type { CliHost } from './host.js';
 
 /** What a command body gets: the output, the stop handle, and where to register what it opens. */
 export interface CommandScope {
@@ -50,9 +51,9 @@ export interface LifecycleOptions {
 }
 
 /** Runs `body` inside the lifecycle; returns its exit code, or what it hands over. */
-export async function withAgentCommand<T>(args: GlobalArgs, opts: LifecycleOptions, body: (scope: CommandScope) => Promise<number | T>): Promise<number | T> {
+export async function withAgentCommand<T>(args: GlobalArgs, host: CliHost, opts: LifecycleOptions, body: (scope: CommandScope) => Promise<number | T>): Promise<number | T> {
   const started = Date.now();
-  const output = createOutput(args);
+  const output = createOutput(args, host);
   const ids: CommandScope['ids'] = { sessionId: '' };
   const closers: Array<() => Promise<unknown> | undefined> = [];
   let detached = false;
@@ -95,7 +96,7 @@ export async function withAgentCommand<T>(args: GlobalArgs, opts: LifecycleOptio
     // A stop saves what was said (the prompt included): no lookup, which could queue behind the
     // very write that is stuck.
     const sessionId = ids.storedSession !== undefined && !stop.signal.aborted ? await ids.storedSession() : ids.sessionId;
-    const code = await reportFailure(output, err, { interrupted: stop.signal.aborted, started, sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
+    const code = await reportFailure(output, host.env, err, { interrupted: stop.signal.aborted, started, sessionId, ...(ids.runId !== undefined ? { runId: ids.runId } : {}) });
     await opts.onFailure?.(code, err, scope);
     return stop.finish(code);
   } finally {

@@ -6,32 +6,48 @@
  * host it is given instead of reaching for `process`, except where the process itself is the
  * point: signals, `process.exit`, the exit code of a closed pipe.
  */
+import { fstatSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 
-/** A stream navi writes to: stdout or stderr (a terminal, a pipe, a file, or a test's buffer). */
-export interface HostWriter {
-  write(chunk: string | Uint8Array, callback?: (err?: Error | null) => void): boolean;
-  isTTY?: boolean;
-  /** A terminal's width; undefined or 0 when it has none (a pipe, `script` without a size). */
-  columns?: number;
-  on(event: 'error', listener: (err: NodeJS.ErrnoException) => void): unknown;
-}
-
-/** stdin: read as an async iterable of chunks; `isTTY` when a person types into it. */
-export interface HostReader extends AsyncIterable<Buffer | string> {
-  isTTY?: boolean;
-}
+/** stdin: a readable stream; `isTTY` when a person types into it. */
+export type HostReader = Readable & { isTTY?: boolean };
 
 export interface CliHost {
   /** The environment this invocation reads (`process.env` for the bin; the test's own object in a test). */
   env: Record<string, string | undefined>;
   /** The directory relative paths start from when `--cwd` is not given. */
   cwd: string;
-  stdin: NodeJS.ReadableStream & HostReader;
-  stdout: NodeJS.WritableStream & HostWriter;
-  stderr: NodeJS.WritableStream & HostWriter;
+  stdin: HostReader;
+  /**
+   * stdout and stderr: a terminal, a pipe, a file — or a test's collecting stream, which says
+   * `isTTY: false` (the spinner and the terminal-only paths never see it).
+   */
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  /**
+   * True when this invocation is the whole process (the bin): it may start loading a database it
+   * will probably open before it knows, and the process ends with it. False in a test's process.
+   */
+  ownsProcess: boolean;
+  /** What stdin is: nothing (a terminal, /dev/null), a file (read at once), or a pipe (maybe never closed). */
+  stdinKind(): StdinKind;
+}
+
+export type StdinKind = 'none' | 'file' | 'pipe';
+
+/** The kind of the process's own stdin (fd 0). */
+function processStdinKind(): StdinKind {
+  if (process.stdin.isTTY === true) return 'none';
+  try {
+    const info = fstatSync(0);
+    if (info.isFile()) return 'file';
+    return info.isFIFO() || info.isSocket() ? 'pipe' : 'none';
+  } catch {
+    return 'none';
+  }
 }
 
 /** The real process: what `navi` on a terminal, in a pipe or under a supervisor gets. */
 export function processHost(): CliHost {
-  return { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  return { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, ownsProcess: true, stdinKind: processStdinKind };
 }

@@ -14,6 +14,7 @@ import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { buildRunReport, type RunReport } from '../report/run-report.js';
 import type { Store } from '../store/types.js';
+import type { CliHost } from './host.js';
 
 export interface ReportArgs {
   junit?: string;
@@ -69,7 +70,8 @@ function unstartedReport(taskName: string, exitCode: number, error: string): Run
 }
 
 /** Validates the flags now; returns the writer to call when the command ends. */
-export function loopReports(args: ReportArgs, cwd: string, env: Record<string, string | undefined>): LoopReports {
+export function loopReports(args: ReportArgs, cwd: string, host: Pick<CliHost, 'env' | 'stdout' | 'stderr'>): LoopReports {
+  const { env } = host;
   const junit = checkTarget('--junit', args.junit, cwd);
   const summary = checkTarget('--summary', args.summary, cwd);
   const stepSummary = env.GITHUB_STEP_SUMMARY !== undefined && env.GITHUB_STEP_SUMMARY !== '' ? env.GITHUB_STEP_SUMMARY : undefined;
@@ -97,7 +99,7 @@ export function loopReports(args: ReportArgs, cwd: string, env: Record<string, s
           fn();
         } catch (err) {
           const again = report.runId !== '(none)' ? `; render it again with: navi runs show ${report.runId} --format …` : '';
-          process.stderr.write(`navi: could not write ${printable(what)} (${describeError(err)})${again}\n`);
+          host.stderr.write(`navi: could not write ${printable(what)} (${describeError(err)})${again}\n`);
         }
       };
       // The folders were made at the start; made again if the run's own work removed them.
@@ -110,7 +112,7 @@ export function loopReports(args: ReportArgs, cwd: string, env: Record<string, s
       if (stepSummary !== undefined) attempt('GITHUB_STEP_SUMMARY', () => appendFileSync(stepSummary, `${markdown}\n`));
       if (onGithub) {
         const lines = githubAnnotations(report);
-        if (lines.length > 0) (args.output === 'text' ? process.stdout : process.stderr).write(`${lines.join('\n')}\n`);
+        if (lines.length > 0) (args.output === 'text' ? host.stdout : host.stderr).write(`${lines.join('\n')}\n`);
       }
     },
   };

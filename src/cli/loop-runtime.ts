@@ -7,6 +7,7 @@
 import type { LoopOverride } from '../config/load.js';
 import type { Store } from '../store/types.js';
 import type { GlobalArgs } from './global-args.js';
+import type { CliHost } from './host.js';
 import type { Output } from './output.js';
 import { createRuntime, isInteractive, type Runtime } from './runtime.js';
 import { configFor, type LoadedRunConfig } from './setup.js';
@@ -17,8 +18,8 @@ export type LoadedLoopConfig = LoadedRunConfig;
 export { isInteractive };
 
 /** The configuration a loop runs with (flags > env > loop overrides > files > defaults). */
-export function loadLoopConfig(args: GlobalArgs, cwd: string, loopOverrides: readonly LoopOverride[]): LoadedLoopConfig {
-  return configFor(args, cwd, loopOverrides);
+export function loadLoopConfig(args: GlobalArgs, cwd: string, env: Record<string, string | undefined>, loopOverrides: readonly LoopOverride[]): LoadedLoopConfig {
+  return configFor(args, cwd, env, loopOverrides);
 }
 
 /** What createLoopRuntime needs beyond the global flags. */
@@ -35,11 +36,11 @@ export interface LoopRuntimeOptions {
 }
 
 /** Everything a loop run needs: createRuntime with the loop's configuration and `loop_signal`. */
-export async function createLoopRuntime(args: GlobalArgs, output: Output, opts: LoopRuntimeOptions): Promise<Runtime> {
-  const { config, explicit, warnings } = opts.loaded ?? loadLoopConfig(args, opts.cwd, opts.loopOverrides);
+export async function createLoopRuntime(args: GlobalArgs, host: CliHost, output: Output, opts: LoopRuntimeOptions): Promise<Runtime> {
+  const { config, explicit, warnings } = opts.loaded ?? loadLoopConfig(args, opts.cwd, host.env, opts.loopOverrides);
   if (!args.quiet) for (const w of warnings) output.diagnostic(`warning: ${w}`);
-  return createRuntime(args, output, {
-    base: { cwd: opts.cwd, env: process.env, config, explicit, output },
+  return createRuntime(args, host, output, {
+    base: { host, cwd: opts.cwd, env: host.env, config, explicit, output },
     loopTools: true,
     ...(opts.store ? { store: opts.store } : {}),
     ...(opts.interactive === false ? { interactive: false } : {}),

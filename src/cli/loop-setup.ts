@@ -25,6 +25,7 @@ import { loopNotifier, notifyTargetsFor } from './loop-notify.js';
 import type { Output } from './output.js';
 import { isInteractive, resolveProfile, type Runtime } from './runtime.js';
 import { configFor, openConfiguredStore } from './setup.js';
+import type { CliHost } from './host.js';
 import { findTaskFile, looksLikePath, taskNotFound } from './task-lookup.js';
 
 /**
@@ -75,7 +76,8 @@ export interface LoopStarter {
   output: Output;
   /** The directory the task is found from (a task's `cwd` is relative to its file). */
   baseCwd: string;
-  env: NodeJS.ProcessEnv;
+  /** The process that starts it (`navi loop`'s, `navi serve`'s): environment and streams. */
+  host: CliHost;
   naming: RequestNaming;
   /** Where the overrides of the request are said to come from in config messages. */
   source: string;
@@ -118,11 +120,11 @@ export async function setUpLoop(req: Omit<LoopRequest, 'task'>, task: Task, s: L
   const overrides = [taskLoopOverride(task), taskSandboxOverride(task), requested].filter((o): o is LoopOverride => o !== undefined);
   const cwd = task.cwd ?? s.baseCwd;
   // Settings, notify targets and who answers prompts are checked before anything is opened (exit 2, no database).
-  const loaded = loadLoopConfig(args, cwd, overrides);
+  const loaded = loadLoopConfig(args, cwd, s.host.env, overrides);
   const loop = loaded.config.loop_mode;
-  const notifyTargets = notifyTargetsFor(loaded.config, task, req.notify, s.env);
-  const decisions = s.decisions(loop, s.interactive ?? isInteractive(s.env));
-  const rt = await createLoopRuntime(args, s.output, {
+  const notifyTargets = notifyTargetsFor(loaded.config, task, req.notify, s.host.env);
+  const decisions = s.decisions(loop, s.interactive ?? isInteractive(s.host));
+  const rt = await createLoopRuntime(args, s.host, s.output, {
     cwd,
     loopOverrides: overrides,
     loaded,
@@ -145,7 +147,7 @@ export async function setUpLoop(req: Omit<LoopRequest, 'task'>, task: Task, s: L
         iterationTimeoutMs: durationOf(req, 'iteration_timeout', s.naming) ?? DEFAULT_ITERATION_TIMEOUT_MS,
         decisions,
         owner: currentOwner(s.started),
-        ...(await loopNotifier(notifyTargets, rt.config, s.env, s.serverBase)),
+        ...(await loopNotifier(notifyTargets, rt.config, s.host.env, s.serverBase)),
       },
     };
   } catch (err) {
@@ -163,10 +165,10 @@ async function release(rt: Runtime | undefined, ownStore: Promise<Store> | undef
 export async function setUpResume(req: LoopResumeRequest, s: LoopStarter): Promise<PreparedLoop> {
   checkLoopOptions(req, s.naming);
   const args = argsFor(s.args, req);
-  const base = configFor(args, s.baseCwd);
+  const base = configFor(args, s.baseCwd, s.host.env);
   // A resumed run's task keeps no notify targets (they may hold secrets): config and --notify.
-  const notifyTargets = notifyTargetsFor(base.config, undefined, req.notify, s.env);
-  const store = s.store ?? openConfiguredStore(base.config, s.env);
+  const notifyTargets = notifyTargetsFor(base.config, undefined, req.notify, s.host.env);
+  const store = s.store ?? openConfiguredStore(base.config, s.host);
   const ownStore = s.store === undefined ? store : undefined;
   let rt: Runtime | undefined;
   try {
@@ -187,7 +189,7 @@ export async function setUpResume(req: LoopResumeRequest, s: LoopStarter): Promi
     const task = runTaskOf(run);
     // The stored task keeps its `sandbox`: a resumed run is sandboxed as it started (--sandbox still overrides).
     const sandboxOverride = taskSandboxOverride(task);
-    rt = await createLoopRuntime(args, s.output, { cwd: run.cwd, loopOverrides: sandboxOverride ? [sandboxOverride] : [], store });
+    rt = await createLoopRuntime(args, s.host, s.output, { cwd: run.cwd, loopOverrides: sandboxOverride ? [sandboxOverride] : [], store });
     const decisions = s.decisions(stored.loop_mode, rt.interactive);
     const profileId = req.profile ?? stored.profile;
     resolveProfile(rt, profileId);
@@ -204,7 +206,7 @@ export async function setUpResume(req: LoopResumeRequest, s: LoopStarter): Promi
         decisions,
         owner: currentOwner(now),
         resume: { run, extend: req.extend ?? 0, ...(req.clarify !== undefined ? { clarify: req.clarify } : {}) },
-        ...(await loopNotifier(notifyTargets, rt.config, s.env, s.serverBase)),
+        ...(await loopNotifier(notifyTargets, rt.config, s.host.env, s.serverBase)),
       },
     };
   } catch (err) {

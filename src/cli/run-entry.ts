@@ -11,7 +11,6 @@ import { parseRunFast } from './fast-run.js';
 import type { GlobalArgs } from './global-args.js';
 import { runCommand } from './commands/dispatch.js';
 import { processHost, type CliHost } from './host.js';
-import type { CommandHandler } from './command-modules/invocation.js';
 import { exitQuietlyOnBrokenPipe, finish } from './process-exit.js';
 import { expandShorthand } from './shorthand.js';
 
@@ -40,10 +39,9 @@ function runFastArgs(args: string[]): (GlobalArgs & Record<string, unknown>) | n
 /** Runs `navi run` parsed by the fast path in `host`; its exit code. */
 export async function runFast(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
   // The embedded database (no --db, no DATABASE_URL) starts loading on another core now.
-  if (argv.db === undefined && !host.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
-  const run: CommandHandler = runCommand;
+  if (host.ownsProcess && argv.db === undefined && !host.env.DATABASE_URL) void import('../store/open.js').then((m) => m.prewarmEmbeddedStore());
   try {
-    return await run(argv, host);
+    return await runCommand(argv, host);
   } catch (err) {
     return reportFatal(err, host);
   }

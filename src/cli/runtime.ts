@@ -25,6 +25,7 @@ import { askYesNo } from './ask.js';
 import { checkProfileMcp, hasMcpServers, mcpSecretEnv, startMcp } from './mcp-runtime.js';
 import { memoryCacheFor } from './memory-cache.js';
 import type { GlobalArgs } from './global-args.js';
+import type { CliHost } from './host.js';
 import { modelExchanges, type ModelExchanges } from './model-exchanges.js';
 import type { Output } from './output.js';
 import { configuredSandbox, openConfiguredStore, profilesFor, resolveCwd, setup, toolsFor, type CliSetup } from './setup.js';
@@ -75,21 +76,21 @@ export interface RuntimeOptions {
 }
 
 /** True when a person can answer prompts: stdin and stderr are terminals and CI is unset. */
-export function isInteractive(env: Record<string, string | undefined>): boolean {
-  return process.stdin.isTTY === true && process.stderr.isTTY === true && !('CI' in env);
+export function isInteractive(host: Pick<CliHost, 'env' | 'stdin' | 'stderr'>): boolean {
+  return host.stdin.isTTY === true && host.stderr.isTTY === true && !('CI' in host.env);
 }
 
-export async function createRuntime(args: GlobalArgs, output: Output, opts: RuntimeOptions = {}): Promise<Runtime> {
-  const base = opts.base ?? setup(args, output);
+export async function createRuntime(args: GlobalArgs, host: CliHost, output: Output, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const base = opts.base ?? setup(args, host, output);
   const { cwd, env, config } = base;
   // Before anything opens: a bad --record/--replay file is exit 2 with nothing to clean up.
-  const exchanges = await modelExchanges(args, resolveCwd(args.cwd), env);
+  const exchanges = await modelExchanges(args, resolveCwd(args.cwd, host.cwd), env);
   // So is a sandbox that cannot be set up (no bwrap, user namespaces off): never a run without it.
   // Imported only when one is asked for: the start-up path of a plain run stays as it was.
   const sandbox = await configuredSandbox(config, cwd, env);
   // The store opens first: PGlite's file reads and WebAssembly compile then overlap with loading
   // the profiles and tools instead of following them (SPEC §12, one-shot run).
-  const store = opts.store ?? openConfiguredStore(config, env, (m) => output.diagnostic(m));
+  const store = opts.store ?? openConfiguredStore(config, host, (m) => output.diagnostic(m));
   // Never an unhandled rejection: whoever awaits the store reports a failed open.
   store.catch(() => undefined);
   const llm = createOllamaClient({ ...llmClientOptions(config.llm, base.explicit, env), ...(exchanges.hooks !== undefined && { exchange: exchanges.hooks }) });
@@ -102,8 +103,8 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
   let servers: McpManager | null;
   try {
     [profiles, tools, servers] = await Promise.all([
-      profilesFor(cwd),
-      toolsFor(cwd, config, opts.loopTools, mcp.then((m) => m?.definitions), sandbox),
+      profilesFor(cwd, env),
+      toolsFor(cwd, env, config, opts.loopTools, mcp.then((m) => m?.definitions), sandbox),
       mcp,
     ]);
   } catch (err) {
@@ -122,7 +123,7 @@ export async function createRuntime(args: GlobalArgs, output: Output, opts: Runt
     if (!opts.store) await store.then((s) => s.close()).catch(() => undefined);
     throw err;
   }
-  const interactive = opts.interactive === false ? false : isInteractive(env);
+  const interactive = opts.interactive === false ? false : isInteractive(host);
   const memoryCache = memoryCacheFor(config, env);
   const agent = new Agent({
     llm,
@@ -234,6 +235,7 @@ export function turnBase(rt: Runtime, signal: AbortSignal, mode: { loop?: boolea
       timeoutS: config.tools.shell.timeout_s,
       maxOutputBytes: config.tools.shell.max_output_bytes,
       ...(rt.sandbox !== null ? { sandbox: rt.sandbox } : {}),
+      env,
     },
     redact: createRedactor(rt.mcp === null ? env : { ...env, ...mcpSecretEnv(config, env) }),
     ...(rt.systemAppendix.length > 0 ? { systemAppendix: rt.systemAppendix } : {}),
@@ -243,9 +245,9 @@ export function turnBase(rt: Runtime, signal: AbortSignal, mode: { loop?: boolea
 }
 
 /** Any failure as an `error` event (stream-json), a `result`, and its exit code. */
-export async function reportFailure(output: Output, err: unknown, ctx: { interrupted: boolean; started: number; sessionId: string; runId?: string }): Promise<number> {
+export async function reportFailure(output: Output, env: Record<string, string | undefined>, err: unknown, ctx: { interrupted: boolean; started: number; sessionId: string; runId?: string }): Promise<number> {
   const failure = failureOf(err, ctx.interrupted);
-  if (!isNaviError(err) && process.env.NAVI_DEBUG && err instanceof Error) process.stderr.write(`${err.stack ?? ''}\n`);
+  if (!isNaviError(err) && env.NAVI_DEBUG && err instanceof Error) output.diagnostic(err.stack ?? '');
   output.setSession(ctx.sessionId, ctx.runId);
   if (output.mode === 'stream-json') output.event({ type: 'error', code: failure.code, message: failure.message });
   await output.result(failureResult(failure, ctx.started));

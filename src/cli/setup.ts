@@ -16,10 +16,13 @@ import type { Store } from '../store/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolDefinition } from '../tools/types.js';
 import type { GlobalArgs } from './global-args.js';
+import type { CliHost } from './host.js';
 import { Output } from './output.js';
 import { jsonLine } from './terminal-text.js';
 
 export interface CliSetup {
+  /** The process, or a test's stand-in for it: environment, streams. */
+  host: CliHost;
   cwd: string;
   env: Record<string, string | undefined>;
   config: NaviConfig;
@@ -28,8 +31,9 @@ export interface CliSetup {
   output: Output;
 }
 
-export function resolveCwd(dir: string | undefined): string {
-  const cwd = resolve(dir ?? process.cwd());
+/** `--cwd DIR` against the invocation's own directory (`from`), checked to be a directory. */
+export function resolveCwd(dir: string | undefined, from: string): string {
+  const cwd = resolve(from, dir ?? '.');
   let isDir: boolean;
   try {
     isDir = statSync(cwd).isDirectory();
@@ -41,10 +45,10 @@ export function resolveCwd(dir: string | undefined): string {
 }
 
 /** Output renderer for this invocation (available before config is loaded). */
-export function createOutput(argv: GlobalArgs): Output {
-  const env = process.env;
-  const color = argv.color && !('NO_COLOR' in env) && process.stderr.isTTY === true;
-  return new Output({ mode: argv.output, quiet: argv.quiet, color, stdout: process.stdout, stderr: process.stderr, env });
+export function createOutput(argv: GlobalArgs, host: CliHost): Output {
+  const { env, stdout, stderr } = host;
+  const color = argv.color && !('NO_COLOR' in env) && stderr.isTTY === true;
+  return new Output({ mode: argv.output, quiet: argv.quiet, color, stdout, stderr, env });
 }
 
 /** A loaded configuration and what the loader had to say. */
@@ -59,12 +63,12 @@ export interface LoadedRunConfig {
  * that set keys (`--model`, `--think`, `--num-ctx`, …), `--mcp-config` files and, for a loop,
  * its overrides (flags > env > loop overrides > files > defaults).
  */
-export function configFor(args: GlobalArgs & AgentFlagArgs, cwd: string, loopOverrides: readonly LoopOverride[] = []): LoadedRunConfig {
+export function configFor(args: GlobalArgs & AgentFlagArgs, cwd: string, env: Record<string, string | undefined>, loopOverrides: readonly LoopOverride[] = []): LoadedRunConfig {
   const loaded = loadConfig({
     cwd,
     configFile: args.config,
-    env: process.env,
-    home: homedir(),
+    env,
+    home: env.HOME || homedir(),
     flags: configFlags(args),
     mcpConfigFiles: listFlag(args.mcpConfig),
     loopOverrides,
@@ -72,17 +76,17 @@ export function configFor(args: GlobalArgs & AgentFlagArgs, cwd: string, loopOve
   return { config: loaded.config, explicit: loaded.explicit.keys, warnings: loaded.warnings };
 }
 
-export function setup(argv: GlobalArgs, output: Output = createOutput(argv)): CliSetup {
-  const cwd = resolveCwd(argv.cwd);
-  const loaded = configFor(argv, cwd);
+export function setup(argv: GlobalArgs, host: CliHost, output: Output = createOutput(argv, host)): CliSetup {
+  const cwd = resolveCwd(argv.cwd, host.cwd);
+  const loaded = configFor(argv, cwd, host.env);
   if (!argv.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
-  return { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output };
+  return { host, cwd, env: host.env, config: loaded.config, explicit: loaded.explicit, output };
 }
 
 /** Shipped profiles plus the project's `profiles/` folder (not a repository's the worker does not trust). */
-export async function profilesFor(cwd: string): Promise<ProfileSet> {
+export async function profilesFor(cwd: string, env: Record<string, string | undefined>): Promise<ProfileSet> {
   const { loadProfiles, shippedProfilesDir } = await import('../profiles/load.js');
-  if (projectFilesIgnored(process.env)) return loadProfiles({ shippedDir: shippedProfilesDir() });
+  if (projectFilesIgnored(env)) return loadProfiles({ shippedDir: shippedProfilesDir() });
   return loadProfiles({ shippedDir: shippedProfilesDir(), projectDir: resolve(cwd, 'profiles') });
 }
 
@@ -94,6 +98,7 @@ export async function profilesFor(cwd: string): Promise<ProfileSet> {
  */
 export async function toolsFor(
   cwd: string,
+  env: Record<string, string | undefined>,
   config: NaviConfig,
   withLoopTools = false,
   mcpTools: Promise<readonly ToolDefinition[] | undefined> | readonly ToolDefinition[] = [],
@@ -109,7 +114,7 @@ export async function toolsFor(
   const [{ loadUserTools }, { userToolDirs }] = await Promise.all([import('../tools/user-tools.js'), import('../tools/user-tool-files.js')]);
   // `./tools/` is the only optional folder: the project's own, skipped for an untrusted repository
   // (the operator's `tools.paths` stay).
-  const ignoreProject = projectFilesIgnored(process.env);
+  const ignoreProject = projectFilesIgnored(env);
   const user = await loadUserTools({
     dirs: userToolDirs(cwd, config.tools.paths ?? []).filter((d) => !(ignoreProject && d.optional)),
     builtinNames: new Set([...builtins.map((t) => t.name), 'loop_signal']),
@@ -137,11 +142,12 @@ export async function configuredSandbox(config: NaviConfig, cwd: string, env: Re
  * Opens the configured database (PGlite by default), migrating it on first use. `say` writes a
  * notice for a person (the run's Output, which clears the spinner line first); else stderr.
  */
-export async function openConfiguredStore(config: NaviConfig, env: Record<string, string | undefined>, say?: (message: string) => void): Promise<Store> {
+export async function openConfiguredStore(config: NaviConfig, host: Pick<CliHost, 'env' | 'stderr'>, say?: (message: string) => void): Promise<Store> {
+  const { env, stderr } = host;
   const { openStore, defaultDataDir } = await import('../store/open.js');
   // A first run creates the embedded database (~0.5 s from the shipped template): said on a
   // terminal, so the pause has a reason; scripts (no TTY) read nothing extra.
-  const notice = process.stderr.isTTY === true ? (message: string): void => (say ? say(`navi: ${message}`) : void process.stderr.write(`navi: ${message}\n`)) : undefined;
+  const notice = stderr.isTTY === true ? (message: string): void => (say ? say(`navi: ${message}`) : void stderr.write(`navi: ${message}\n`)) : undefined;
   // NAVI_PGLITE_DRIVER=main-thread: the plain PGlite driver, to check the fast one against it (README, Development).
   const plain = env.NAVI_PGLITE_DRIVER === 'main-thread';
   return openStore({
@@ -156,9 +162,9 @@ export async function openConfiguredStore(config: NaviConfig, env: Record<string
  * For the commands that only read or change stored data: opens the configured store, runs
  * `fn` (told whether the output is JSON), and always closes the store.
  */
-export async function withStore<T>(argv: GlobalArgs, fn: (store: Store, json: boolean, ctx: CliSetup) => Promise<T>): Promise<T> {
-  const ctx = setup(argv);
-  const store = await openConfiguredStore(ctx.config, ctx.env);
+export async function withStore<T>(argv: GlobalArgs, host: CliHost, fn: (store: Store, json: boolean, ctx: CliSetup) => Promise<T>): Promise<T> {
+  const ctx = setup(argv, host);
+  const store = await openConfiguredStore(ctx.config, host);
   try {
     return await fn(store, argv.output !== 'text', ctx);
   } finally {
@@ -167,6 +173,6 @@ export async function withStore<T>(argv: GlobalArgs, fn: (store: Store, json: bo
 }
 
 /** One JSON value on stdout, one line (stored model text inside: C1 controls escaped too). */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${jsonLine(value)}\n`);
+export function printJson(stdout: CliHost['stdout'], value: unknown): void {
+  stdout.write(`${jsonLine(value)}\n`);
 }

@@ -7,26 +7,14 @@
  * instruction is already there, stdin gets a grace period to show its first byte (or its end);
  * a redirected file is read at once. Without an argument stdin IS the prompt and is waited for.
  */
-import { fstatSync } from 'node:fs';
 import { InvalidInputError } from '../errors.js';
+import type { HostReader } from './host.js';
 
 /**
  * How long a pipe may stay silent before navi runs on the argument alone: long enough for a
  * slow producer's first byte (`git diff` on a big tree), short enough not to look hung.
  */
 export const STDIN_GRACE_MS = 5000;
-
-/** What kind of input stdin is: nothing (a terminal, /dev/null), a file, or a pipe/socket. */
-export function stdinKind(): 'none' | 'file' | 'pipe' {
-  if (process.stdin.isTTY === true) return 'none';
-  try {
-    const info = fstatSync(0);
-    if (info.isFile()) return 'file';
-    return info.isFIFO() || info.isSocket() ? 'pipe' : 'none';
-  } catch {
-    return 'none';
-  }
-}
 
 /**
  * Whether input is binary rather than text: it holds a NUL byte, the test git and grep use
@@ -53,9 +41,9 @@ export function promptText(bytes: Buffer, source: string): string {
 }
 
 /** All of stdin, waiting as long as it takes (exit 2 when it is binary). */
-export async function readAllStdin(): Promise<string> {
+export async function readAllStdin(stdin: HostReader): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
   return promptText(Buffer.concat(chunks), 'stdin');
 }
 
@@ -63,9 +51,8 @@ export async function readAllStdin(): Promise<string> {
  * All of stdin, or null when nothing (not even its end) came within `graceMs`: then stdin is
  * let go and the run goes on without it. Binary stdin rejects (exit 2), as in `readAllStdin`.
  */
-export function readStdinWithGrace(graceMs: number): Promise<string | null> {
+export function readStdinWithGrace(stdin: HostReader, graceMs: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
-    const stdin = process.stdin;
     const chunks: Buffer[] = [];
     let started = false;
     const done = (value: string | null): void => {

@@ -41,6 +41,8 @@ export interface ShellPolicy {
   maxOutputBytes: number;
   /** `--sandbox`: commands run inside it (absent: off). The policy above still applies first. */
   sandbox?: Sandbox;
+  /** The environment commands start from: the invocation's (absent: navi's process's). */
+  env?: Record<string, string | undefined>;
 }
 
 /** Side-channel events a tool may emit while it runs (rendered by the CLI, stored by nobody). */

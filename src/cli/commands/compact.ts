@@ -6,13 +6,14 @@
 import { EXIT, NotFoundError } from '../../errors.js';
 import { withAgentCommand } from '../command-lifecycle.js';
 import type { GlobalArgs } from '../global-args.js';
+import type { CliHost } from '../host.js';
 import { createRuntime, resolveProfile, turnBase } from '../runtime.js';
 
-export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
   const sessionId = String(argv.id);
-  return withAgentCommand<never>(argv, {}, async ({ output, stop, started, ids, onClose, settle }) => {
+  return withAgentCommand<never>(argv, host, {}, async ({ output, stop, started, ids, onClose, settle }) => {
     ids.sessionId = sessionId;
-    const rt = await createRuntime(argv, output, { mcp: false });
+    const rt = await createRuntime(argv, host, output, { mcp: false });
     onClose(() => rt.store.then((s) => s.close()));
     const session = await (await rt.store).sessions.get(sessionId);
     if (!session) throw new NotFoundError('session_not_found', `no session '${sessionId}'; see: navi sessions list`);
@@ -27,7 +28,7 @@ export async function sessionsCompact(argv: GlobalArgs & Record<string, unknown>
       }
     }
     settle(rt.exchanges);
-    if (output.mode === 'text') process.stdout.write(`${summary}\n`);
+    if (output.mode === 'text') host.stdout.write(`${summary}\n`);
     await output.result({
       status: 'success',
       reason: 'compacted',

@@ -3,6 +3,7 @@
  * job queue's schema (pg-boss's `pgboss` and navi's schedule table, src/queue/) is migrated with
  * navi's own, so a fleet's database is ready before the first `navi queue add` or `navi worker`.
  */
+import type { CliHost } from '../host.js';
 import { StorageError, describeError } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
 import { openConfiguredStore, setup } from '../setup.js';
@@ -17,15 +18,15 @@ async function migrateQueue(url: string, env: Record<string, string | undefined>
   }
 }
 
-export async function dbMigrate(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
-  const { config, env } = setup(argv);
+export async function dbMigrate(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
+  const { config, env } = setup(argv, host);
   // Opening applies any pending migration under the store's lock.
-  const store = await openConfiguredStore(config, env);
+  const store = await openConfiguredStore(config, host);
   const where = store.location;
   await store.close();
   const queue = store.backend === 'postgres' && config.db.url !== undefined;
   if (queue) await migrateQueue(config.db.url as string, env);
-  if (argv.output === 'text') process.stdout.write(`database migrated: ${where}${queue ? ' (and the job queue)' : ''}\n`);
-  else process.stdout.write(`${JSON.stringify({ migrated: true, backend: store.backend, location: where, queue })}\n`);
+  if (argv.output === 'text') host.stdout.write(`database migrated: ${where}${queue ? ' (and the job queue)' : ''}\n`);
+  else host.stdout.write(`${JSON.stringify({ migrated: true, backend: store.backend, location: where, queue })}\n`);
   return 0;
 }

@@ -7,31 +7,32 @@
  */
 import { settleAgentFlags } from '../agent-flags.js';
 import type { GlobalArgs } from '../global-args.js';
+import type { CliHost } from '../host.js';
 import type { LoopArgs, LoopEntry } from './loop.js';
 
 type Argv = GlobalArgs & Record<string, unknown>;
 
 /** `navi run`. */
-export async function runCommand(argv: Argv): Promise<number> {
+export async function runCommand(argv: Argv, host: CliHost): Promise<number> {
   const { runOneShot } = await import('./run.js');
-  const next = await runOneShot(settleAgentFlags(argv));
+  const next = await runOneShot(settleAgentFlags(argv, host.cwd), host);
   if (typeof next === 'number') return next;
   // A one-shot's --timeout is the loop's --deadline: the whole run's wall-clock limit.
   const deadline = typeof argv.deadline === 'string' ? argv.deadline : typeof argv.timeout === 'string' ? argv.timeout : undefined;
-  return enterLoopMode({ ...argv, task: [], maxIterations: undefined, ...(deadline !== undefined ? { deadline } : {}) }, { prompt: next.prompt, autoEntered: next.autoEntered }, next.release);
+  return enterLoopMode({ ...argv, task: [], maxIterations: undefined, ...(deadline !== undefined ? { deadline } : {}) }, { prompt: next.prompt, autoEntered: next.autoEntered }, host, next.release);
 }
 
 /** `navi loop`. */
-export async function loopCommand(argv: Argv): Promise<number> {
-  return enterLoopMode(settleAgentFlags(argv), {});
+export async function loopCommand(argv: Argv, host: CliHost): Promise<number> {
+  return enterLoopMode(settleAgentFlags(argv, host.cwd), {}, host);
 }
 
-async function enterLoopMode(args: LoopArgs, entry: LoopEntry, release?: () => void): Promise<number> {
+async function enterLoopMode(args: LoopArgs, entry: LoopEntry, host: CliHost, release?: () => void): Promise<number> {
   const { runLoopMode } = await import('./loop.js');
   // Synchronous from here on: loop mode installs its own signal handlers before any await.
   release?.();
-  const next = await runLoopMode(args, entry);
+  const next = await runLoopMode(args, entry, host);
   if (typeof next === 'number') return next;
   // One shot: exactly what `navi run` does with the task's prompt, profile and directory.
-  return runCommand({ ...args, prompt: [next.prompt], cwd: next.cwd, profile: next.profile, loop: false, maxIterations: undefined });
+  return runCommand({ ...args, prompt: [next.prompt], cwd: next.cwd, profile: next.profile, loop: false, maxIterations: undefined }, host);
 }

@@ -2,6 +2,7 @@
  * `navi doctor`: every check a new user needs, each reported with what to do next.
  * Exit 0 only when all pass.
  */
+import type { CliHost } from '../host.js';
 import { DEFAULT_MODEL } from '../../config/defaults.js';
 import type { LlmConfig } from '../../config/schema.js';
 import { describeError } from '../../errors.js';
@@ -194,12 +195,12 @@ async function sandboxCheck(policy: SandboxPolicy, env: Record<string, string | 
   return `${describePolicy(policy)} (${found.launcher})`;
 }
 
-export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
   const checks: Check[] = [];
   let ctx: CliSetup | null = null;
   checks.push(
     await check('config', () => {
-      ctx = setup(argv);
+      ctx = setup(argv, host);
       return Promise.resolve(`valid (model ${ctx.config.llm.model}, num_ctx ${ctx.config.llm.num_ctx})`);
     }),
   );
@@ -208,9 +209,9 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
     const { config, env, cwd, explicit } = s;
     checks.push(
       await check('profiles', async () => {
-        const set = await profilesFor(cwd);
+        const set = await profilesFor(cwd, env);
         // Tool modules load where a run would load them: inside the configured sandbox.
-        const { registry, userTools } = await toolsFor(cwd, config, false, [], await configuredSandbox(config, cwd, env));
+        const { registry, userTools } = await toolsFor(cwd, env, config, false, [], await configuredSandbox(config, cwd, env));
         const problems = [...set.profiles.values()].flatMap((p) => unknownProfileTools(p, (n) => registry.has(n)).map((t) => `${p.id}: unknown tool ${t}`));
         const servers = new Set(Object.keys(config.mcp.servers));
         for (const p of set.profiles.values()) for (const m of unknownMcpServers(p.settings.tools.mcp, servers)) problems.push(`${p.id}: tools.mcp: unknown MCP server ${m}`);
@@ -222,7 +223,7 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
     );
     checks.push(
       await check('database', async () => {
-        const store = await openConfiguredStore(config, env);
+        const store = await openConfiguredStore(config, s.host);
         const where = `${store.backend} at ${store.location}`;
         await store.close();
         return `${where}, migrated`;
@@ -256,13 +257,13 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>):
   }
   const ok = checks.every((c) => c.ok);
   if (argv.output !== 'text') {
-    process.stdout.write(`${JSON.stringify({ ok, checks })}\n`);
+    host.stdout.write(`${JSON.stringify({ ok, checks })}\n`);
   } else {
     for (const c of checks) {
-      process.stdout.write(`${c.ok ? '✓' : '✗'} ${c.name.padEnd(9)} ${c.detail}\n`);
-      for (const w of c.warnings ?? []) process.stdout.write(`  warning: ${w}\n`);
+      host.stdout.write(`${c.ok ? '✓' : '✗'} ${c.name.padEnd(9)} ${c.detail}\n`);
+      for (const w of c.warnings ?? []) host.stdout.write(`  warning: ${w}\n`);
     }
-    process.stdout.write(ok ? '\nall checks passed\n' : '\nsome checks failed (see above)\n');
+    host.stdout.write(ok ? '\nall checks passed\n' : '\nsome checks failed (see above)\n');
   }
   return ok ? 0 : 1;
 }

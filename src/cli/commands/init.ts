@@ -6,6 +6,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { packagePath } from '../../package-root.js';
 import type { GlobalArgs } from '../global-args.js';
+import type { CliHost } from '../host.js';
 import { resolveCwd } from '../setup.js';
 
 /** Files written by init: template path (under navi's templates/) → destination in the cwd. */
@@ -16,8 +17,8 @@ const FILES: ReadonlyArray<[string, string]> = [
   ['tasks/example.yaml', 'tasks/example.yaml'],
 ];
 
-export function initCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
-  const cwd = resolveCwd(argv.cwd);
+export function initCommand(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
+  const cwd = resolveCwd(argv.cwd, host.cwd);
   const templates = packagePath('templates');
   const created: string[] = [];
   const skipped: string[] = [];
@@ -32,12 +33,12 @@ export function initCommand(argv: GlobalArgs & Record<string, unknown>): Promise
     created.push(to);
   }
   if (argv.output !== 'text') {
-    process.stdout.write(`${JSON.stringify({ created, skipped })}\n`);
+    host.stdout.write(`${JSON.stringify({ created, skipped })}\n`);
   } else {
-    for (const f of created) process.stdout.write(`created ${f}\n`);
-    for (const f of skipped) process.stdout.write(`exists, left alone: ${f}\n`);
+    for (const f of created) host.stdout.write(`created ${f}\n`);
+    for (const f of skipped) host.stdout.write(`exists, left alone: ${f}\n`);
     if (created.length > 0) {
-      process.stdout.write(`\nNext: navi doctor${relative(process.cwd(), cwd) ? ` --cwd ${relative(process.cwd(), cwd)}` : ''}, then navi run "…"\n`);
+      host.stdout.write(`\nNext: navi doctor${relative(host.cwd, cwd) ? ` --cwd ${relative(host.cwd, cwd)}` : ''}, then navi run "…"\n`);
     }
   }
   return Promise.resolve(0);

@@ -14,6 +14,7 @@ import { runLoop, type LoopOutcome } from '../../loop/runner.js';
 import { loopResult } from '../../loop/result-event.js';
 import { promptOnlyTask, type Task } from '../../loop/task-file.js';
 import type { Store } from '../../store/types.js';
+import type { CliHost } from '../host.js';
 import { checkLoopOptions, loopRequestOf, type LoopFlagArgs } from '../loop-flags.js';
 import { fileDecisions, stdinDecisions, terminalDecisions } from '../loop-decisions.js';
 import { resolveTask, setUpLoop, setUpResume, type LoopStarter } from '../loop-setup.js';
@@ -46,12 +47,12 @@ export interface LoopEntry {
   autoEntered?: string;
 }
 
-function checkFlags(args: LoopArgs, entry: LoopEntry): void {
+function checkFlags(args: LoopArgs, entry: LoopEntry, env: Record<string, string | undefined>): void {
   checkLoopOptions(loopRequestOf(args), 'flags');
   if (args.extend !== undefined && (!Number.isInteger(args.extend) || args.extend < 1)) {
     throw new InvalidInputError('flag_invalid', `--extend must be a positive whole number (got ${String(args.extend)})`);
   }
-  const nested = process.env[LOOP_ENV];
+  const nested = env[LOOP_ENV];
   if (nested) throw new InvalidInputError('loop_nested', `loops never nest: this navi runs inside loop run ${nested}; do the work directly instead`);
   if (args.resume !== undefined) {
     if ((args.task ?? []).length > 0 || entry.prompt !== undefined) throw new InvalidInputError('flag_invalid', 'give a task or --resume RUN_ID, not both');
@@ -90,24 +91,24 @@ export interface OneShotHandover {
 }
 
 /** Loop mode for `navi loop` and for `navi run` entering it: an exit code, or the handover to one shot. */
-export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<number | OneShotHandover> {
+export async function runLoopMode(args: LoopArgs, entry: LoopEntry, host: CliHost): Promise<number | OneShotHandover> {
   const started = Date.now();
   let baseCwd: string;
   let task: Task | undefined;
   let reports: LoopReports | undefined;
   try {
-    checkFlags(args, entry);
-    baseCwd = resolveCwd(args.cwd);
-    reports = loopReports(args, baseCwd, process.env);
+    checkFlags(args, entry, host.env);
+    baseCwd = resolveCwd(args.cwd, host.cwd);
+    reports = loopReports(args, baseCwd, host);
     if (args.resume === undefined) task = entry.prompt !== undefined ? promptOnlyTask(entry.prompt) : resolveTask(args.task ?? [], baseCwd);
   } catch (err) {
-    const code = await reportFailure(createOutput(args), err, { interrupted: false, started, sessionId: '' });
+    const code = await reportFailure(createOutput(args, host), host.env, err, { interrupted: false, started, sessionId: '' });
     // An invalid task file still leaves the CI its report, saying why nothing ran.
     await reports?.write({ store: null, runId: undefined, taskName: (args.task ?? []).join(' ') || 'loop', exitCode: code, error: isNaviError(err) ? err.message : describeError(err) });
     return code;
   }
   if (task !== undefined && !task.loopMode) {
-    if (!args.quiet) process.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
+    if (!args.quiet) host.stderr.write(`navi: running one-shot (${task.oneShotReason ?? 'loop_mode: false'})\n`);
     return { prompt: task.prompt, cwd: task.cwd ?? args.cwd, profile: args.profile ?? task.profile };
   }
   const reporting = reports;
@@ -116,6 +117,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
   let mcp: McpManager | null = null;
   return withAgentCommand<never>(
     args,
+    host,
     {
       stopping: 'saving the run and stopping…',
       forcedExit: (ids) => ({
@@ -129,7 +131,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
     },
     async ({ output, stop, ids, onClose, settle }) => {
       onClose(() => {
-        if (ids.runId !== undefined && process.env[LOOP_ENV] === ids.runId) delete process.env[LOOP_ENV];
+        if (ids.runId !== undefined && host.env[LOOP_ENV] === ids.runId) delete host.env[LOOP_ENV];
         return Promise.all([store === null ? undefined : store.then((s) => s.close()), mcp?.close()]);
       });
       const request = loopRequestOf(args);
@@ -137,7 +139,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
         args,
         output,
         baseCwd,
-        env: process.env,
+        host,
         naming: 'flags',
         source: 'command line',
         started,
@@ -169,7 +171,7 @@ export async function runLoopMode(args: LoopArgs, entry: LoopEntry): Promise<num
             output.setSession(sessionId, runId);
             reportMcpWarnings(runtime.mcp, output);
             // Everything the loop starts inherits it: a navi run from the agent's shell never loops.
-            process.env[LOOP_ENV] = runId;
+            host.env[LOOP_ENV] = runId;
           },
         },
         { agent: runtime.agent, store: await store },

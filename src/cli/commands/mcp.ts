@@ -3,6 +3,7 @@
  * no model), say how each is doing and what tools it offers, then stop them all. Also the MCP
  * check of `navi doctor`.
  */
+import type { CliHost } from '../host.js';
 import type { NaviConfig } from '../../config/schema.js';
 import { EXIT, InvalidInputError } from '../../errors.js';
 import type { McpManager } from '../../mcp/mcp-manager.js';
@@ -69,33 +70,33 @@ function rowJson(row: ServerRow): Record<string, unknown> {
 }
 
 /** `navi mcp list`: each server, its state, tool count and start time. */
-export async function mcpList(argv: Args): Promise<number> {
-  const { cwd, env, config } = setup(argv);
+export async function mcpList(argv: Args, host: CliHost): Promise<number> {
+  const { cwd, env, config } = setup(argv, host);
   const list = await withServers(config, cwd, env, undefined, (m) => rows(config, m));
   if (argv.output !== 'text') {
-    process.stdout.write(`${JSON.stringify({ servers: list.map(rowJson) })}\n`);
+    host.stdout.write(`${JSON.stringify({ servers: list.map(rowJson) })}\n`);
     return 0;
   }
   if (list.length === 0) {
-    process.stdout.write(`${NONE_CONFIGURED}\n`);
+    host.stdout.write(`${NONE_CONFIGURED}\n`);
     return 0;
   }
   const width = Math.max(...list.map((r) => r.name.length), 6);
-  process.stdout.write(`${'SERVER'.padEnd(width)}  TRANSPORT  STATE     TOOLS  START    ENDPOINT\n`);
+  host.stdout.write(`${'SERVER'.padEnd(width)}  TRANSPORT  STATE     TOOLS  START    ENDPOINT\n`);
   for (const r of list) {
     const json = rowJson(r);
     const start = r.startMs !== undefined ? `${r.startMs} ms` : '-';
-    process.stdout.write(
+    host.stdout.write(
       `${r.name.padEnd(width)}  ${r.transport.padEnd(9)}  ${String(json.state).padEnd(8)}  ${String(r.toolCount).padStart(5)}  ${start.padEnd(7)}  ${terminalSafe(r.endpoint)}\n`,
     );
-    if (r.error !== undefined) process.stdout.write(`${' '.repeat(width)}  ${terminalSafe(r.error)}\n`);
+    if (r.error !== undefined) host.stdout.write(`${' '.repeat(width)}  ${terminalSafe(r.error)}\n`);
   }
   return 0;
 }
 
 /** `navi mcp tools [SERVER]`: the tools as the model gets them (name, description, parameters). */
-export async function mcpTools(argv: Args): Promise<number> {
-  const { cwd, env, config } = setup(argv);
+export async function mcpTools(argv: Args, host: CliHost): Promise<number> {
+  const { cwd, env, config } = setup(argv, host);
   const only = typeof argv.server === 'string' ? [argv.server] : undefined;
   if (only !== undefined && config.mcp.servers[only[0] ?? ''] === undefined) {
     const configured = Object.keys(config.mcp.servers);
@@ -114,22 +115,22 @@ export async function mcpTools(argv: Args): Promise<number> {
     }));
     return { tools, warnings };
   });
-  if (!argv.quiet) for (const w of result.warnings) process.stderr.write(`warning: ${terminalSafe(w)}\n`);
+  if (!argv.quiet) for (const w of result.warnings) host.stderr.write(`warning: ${terminalSafe(w)}\n`);
   if (argv.output !== 'text') {
-    process.stdout.write(`${JSON.stringify({ tools: result.tools })}\n`);
+    host.stdout.write(`${JSON.stringify({ tools: result.tools })}\n`);
     return 0;
   }
   if (Object.keys(config.mcp.servers).length === 0) {
-    process.stdout.write(`${NONE_CONFIGURED}\n`);
+    host.stdout.write(`${NONE_CONFIGURED}\n`);
     return 0;
   }
   for (const t of result.tools) {
     const params = Object.keys((t.parameters.properties ?? {})).join(', ');
-    process.stdout.write(`${t.name}(${params})\n`);
+    host.stdout.write(`${t.name}(${params})\n`);
     const first = t.description.split('\n')[0] ?? '';
-    if (first !== '') process.stdout.write(`    ${terminalSafe(first)}\n`);
+    if (first !== '') host.stdout.write(`    ${terminalSafe(first)}\n`);
   }
-  if (result.tools.length === 0) process.stdout.write('(no tools offered)\n');
+  if (result.tools.length === 0) host.stdout.write('(no tools offered)\n');
   return 0;
 }
 

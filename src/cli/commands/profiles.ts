@@ -1,4 +1,5 @@
 /** `navi profiles list|show`: no database, no model. */
+import type { CliHost } from '../host.js';
 import { InvalidInputError, NotFoundError, printable } from '../../errors.js';
 import { systemPromptFor } from '../../profiles/load.js';
 import { findProjectInstructions } from '../../profiles/project-instructions.js';
@@ -8,13 +9,13 @@ import { configuredSandbox, profilesFor, setup, toolsFor } from '../setup.js';
 
 type Args = GlobalArgs & Record<string, unknown>;
 
-export async function profilesList(argv: Args): Promise<number> {
-  const { cwd, config } = setup(argv);
-  const set = await profilesFor(cwd);
+export async function profilesList(argv: Args, host: CliHost): Promise<number> {
+  const { cwd, config, env } = setup(argv, host);
+  const set = await profilesFor(cwd, env);
   const rows = [...set.profiles.values()].sort((a, b) => a.id.localeCompare(b.id));
   const broken = [...(set.broken ?? new Map<string, string>()).entries()].sort(([a], [b]) => a.localeCompare(b));
   if (argv.output !== 'text') {
-    process.stdout.write(
+    host.stdout.write(
       `${JSON.stringify({
         default_profile: config.default_profile,
         profiles: [
@@ -28,22 +29,22 @@ export async function profilesList(argv: Args): Promise<number> {
   const width = Math.max(...rows.map((p) => p.id.length), ...broken.map(([id]) => id.length), 2);
   for (const p of rows) {
     const mark = p.id === config.default_profile ? '*' : ' ';
-    process.stdout.write(`${mark} ${p.id.padEnd(width)}  ${p.source.padEnd(7)}  ${p.settings.description}\n`);
+    host.stdout.write(`${mark} ${p.id.padEnd(width)}  ${p.source.padEnd(7)}  ${p.settings.description}\n`);
   }
-  for (const [id, problem] of broken) process.stdout.write(`! ${printable(id).padEnd(width)}  project  broken: ${problem}\n`);
-  process.stdout.write(`\n* default profile${broken.length > 0 ? '; ! broken (fails when used)' : ''}. Details: navi profiles show ID\n`);
+  for (const [id, problem] of broken) host.stdout.write(`! ${printable(id).padEnd(width)}  project  broken: ${problem}\n`);
+  host.stdout.write(`\n* default profile${broken.length > 0 ? '; ! broken (fails when used)' : ''}. Details: navi profiles show ID\n`);
   return 0;
 }
 
-export async function profilesShow(argv: Args): Promise<number> {
-  const { cwd, config, env } = setup(argv);
-  const set = await profilesFor(cwd);
+export async function profilesShow(argv: Args, host: CliHost): Promise<number> {
+  const { cwd, config, env } = setup(argv, host);
+  const set = await profilesFor(cwd, env);
   const id = String(argv.id);
   const profile = set.profiles.get(id);
   const problem = set.broken?.get(id);
   if (!profile && problem !== undefined) throw new InvalidInputError('profile_invalid', `profile '${id}' cannot be used: ${problem}`);
   if (!profile) throw new NotFoundError('profile_not_found', `unknown profile '${id}'; available: ${[...set.profiles.keys()].join(', ')}`);
-  const { registry, userTools } = await toolsFor(cwd, config, false, [], await configuredSandbox(config, cwd, env));
+  const { registry, userTools } = await toolsFor(cwd, env, config, false, [], await configuredSandbox(config, cwd, env));
   const tools = toolsForProfile(profile, (n) => registry.has(n), false, userTools);
   const unknown = unknownProfileTools(profile, (n) => registry.has(n));
   // What a run here would add after the profile's prompt (runtime.ts systemAppendix).
@@ -52,7 +53,7 @@ export async function profilesShow(argv: Args): Promise<number> {
   const model = profile.settings.model ?? config.llm.model;
   const instructionFiles = (instructions?.files ?? []).map((f) => ({ path: f.path, name: f.name, bytes: f.bytes, used_bytes: f.used }));
   if (argv.output !== 'text') {
-    process.stdout.write(
+    host.stdout.write(
       `${JSON.stringify({
         id: profile.id,
         source: profile.source,
@@ -88,6 +89,6 @@ export async function profilesShow(argv: Args): Promise<number> {
   else if (instructionFiles.length === 0) out.push(`  none found (AGENTS.md, CLAUDE.md or GEMINI.md, from ${instructions.root ?? cwd} down to ${cwd})`);
   else for (const f of instructionFiles) out.push(`  ${f.path} (${f.bytes} bytes${f.used_bytes < f.bytes ? `, ${f.used_bytes} used: the cap is reached` : ''})`);
   out.push('', `system prompt (${Buffer.byteLength(prompt)} bytes):`, prompt);
-  process.stdout.write(`${out.join('\n')}\n`);
+  host.stdout.write(`${out.join('\n')}\n`);
   return 0;
 }

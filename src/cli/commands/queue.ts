@@ -16,6 +16,7 @@ import { isGitUrl, type JobData, type LoopOptions } from '../../queue/job-data.j
 import type { JobView } from '../../queue/list.js';
 import { requirePostgres } from '../../queue/require-postgres.js';
 import type { GlobalArgs } from '../global-args.js';
+import type { CliHost } from '../host.js';
 import { checkLoopOptions, loopRequestOf, type LoopFlagArgs } from '../loop-flags.js';
 import { printJson, resolveCwd, setup } from '../setup.js';
 import { findTaskFile } from '../task-lookup.js';
@@ -34,8 +35,8 @@ type Args = GlobalArgs & Record<string, unknown>;
 type Boss = PgBoss;
 
 /** Opens the engine for a short command (no supervision), runs `fn`, closes it. */
-async function withEngine<T>(argv: GlobalArgs, command: string, fn: (boss: Boss, timing: QueueTiming) => Promise<T>): Promise<T> {
-  const { config, env } = setup(argv);
+async function withEngine<T>(argv: GlobalArgs, host: CliHost, command: string, fn: (boss: Boss, timing: QueueTiming) => Promise<T>): Promise<T> {
+  const { config, env } = setup(argv, host);
   const url = requirePostgres(config.db.url, command);
   const { openEngine, queueTiming } = await import('../../queue/engine.js');
   const timing = queueTiming(env);
@@ -115,15 +116,15 @@ function checkLocalTask(task: string, repo: string): void {
   if (file !== null) loadTaskFile(file.path, file.display);
 }
 
-export async function queueAdd(argv: Args): Promise<number> {
+export async function queueAdd(argv: Args, host: CliHost): Promise<number> {
   const args = argv as QueueAddArgs;
   // Said before the flags are checked: without PostgreSQL nothing else matters.
-  requirePostgres(setup(args).config.db.url, 'queue add');
-  const cwd = resolveCwd(args.cwd);
+  requirePostgres(setup(args, host).config.db.url, 'queue add');
+  const cwd = resolveCwd(args.cwd, host.cwd);
   const data = jobDataOf(args, cwd);
   const cron = args.cron !== undefined ? checkCron(args.cron) : undefined;
   const priority = args.priority ?? 0;
-  return withEngine(args, 'queue add', async (boss, timing) => {
+  return withEngine(args, host, 'queue add', async (boss, timing) => {
     const { QUEUE } = await import('../../queue/engine.js');
     if (cron !== undefined) {
       const { addSchedule } = await import('../../queue/schedules.js');
@@ -132,16 +133,16 @@ export async function queueAdd(argv: Args): Promise<number> {
       const now = new Date();
       await addSchedule(boss.getDb(), { id, cron, data, priority, now });
       const next = nextSlot(cron, now).toISOString();
-      if (args.output === 'text') process.stdout.write(`${id}\n`);
-      else printJson({ id, kind: 'schedule', cron, next_at: next, task: data.task, repo: data.repo });
-      if (args.output === 'text' && !args.quiet) process.stderr.write(`navi: schedule ${id} (${cron}, UTC): next job at ${next}; remove it with: navi queue cancel ${id}\n`);
+      if (args.output === 'text') host.stdout.write(`${id}\n`);
+      else printJson(host.stdout, { id, kind: 'schedule', cron, next_at: next, task: data.task, repo: data.repo });
+      if (args.output === 'text' && !args.quiet) host.stderr.write(`navi: schedule ${id} (${cron}, UTC): next job at ${next}; remove it with: navi queue cancel ${id}\n`);
       return 0;
     }
     const { sendOptions } = await import('../../queue/send.js');
     const id = await boss.send(QUEUE, data, sendOptions(priority, timing));
     if (id === null) throw new StorageError('queue_send_failed', 'navi queue add: the queue did not take the job');
-    if (args.output === 'text') process.stdout.write(`${id}\n`);
-    else printJson({ id, kind: 'job', status: 'queued', task: data.task, repo: data.repo, priority });
+    if (args.output === 'text') host.stdout.write(`${id}\n`);
+    else printJson(host.stdout, { id, kind: 'job', status: 'queued', task: data.task, repo: data.repo, priority });
     return 0;
   });
 }
@@ -152,29 +153,29 @@ function row(j: JobView): string {
   return `${j.id}  ${j.status.padEnd(9)}  ${String(j.attempts).padStart(2)}  ${(j.worker ?? '-').padEnd(20)}  ${run.padEnd(22)}  ${terminalSafe(j.task)}  ${terminalSafe(j.repo)}${why}`;
 }
 
-export async function queueList(argv: Args): Promise<number> {
+export async function queueList(argv: Args, host: CliHost): Promise<number> {
   const limit = typeof argv.limit === 'number' && argv.limit > 0 ? argv.limit : 20;
-  return withEngine(argv, 'queue list', async (boss) => {
+  return withEngine(argv, host, 'queue list', async (boss) => {
     const { listJobs, schedulesView } = await import('../../queue/list.js');
     const jobs = await listJobs(boss.getDb(), limit);
     const schedules = await schedulesView(boss.getDb(), new Date());
     if (argv.output !== 'text') {
-      printJson({ jobs, schedules });
+      printJson(host.stdout, { jobs, schedules });
       return 0;
     }
     if (jobs.length === 0 && schedules.length === 0) {
-      process.stdout.write('no jobs; add one with: navi queue add TASK --repo DIR\n');
+      host.stdout.write('no jobs; add one with: navi queue add TASK --repo DIR\n');
       return 0;
     }
-    for (const s of schedules) process.stdout.write(`${s.id}  cron "${s.cron}"  next ${s.next_at}  ${terminalSafe(s.task)}  ${terminalSafe(s.repo)}\n`);
-    for (const j of jobs) process.stdout.write(`${row(j)}\n`);
+    for (const s of schedules) host.stdout.write(`${s.id}  cron "${s.cron}"  next ${s.next_at}  ${terminalSafe(s.task)}  ${terminalSafe(s.repo)}\n`);
+    for (const j of jobs) host.stdout.write(`${row(j)}\n`);
     return 0;
   });
 }
 
-export async function queueCancel(argv: Args): Promise<number> {
+export async function queueCancel(argv: Args, host: CliHost): Promise<number> {
   const id = typeof argv.id === 'string' ? argv.id : '';
-  return withEngine(argv, 'queue cancel', async (boss) => {
+  return withEngine(argv, host, 'queue cancel', async (boss) => {
     const { cancel } = await import('../../queue/list.js');
     const result = await cancel(boss, id);
     if (result.kind === 'not_found') throw new NotFoundError('job_not_found', `no job or schedule '${terminalSafe(id)}'; see: navi queue list`);
@@ -185,8 +186,8 @@ export async function queueCancel(argv: Args): Promise<number> {
         : result.before === 'running'
           ? `cancelled job ${id}: its worker stops the loop at a safe point and saves it`
           : `cancelled job ${id}`;
-    if (argv.output === 'text') process.stdout.write(`${message}\n`);
-    else printJson({ id, cancelled: true, kind: result.kind, ...(result.kind === 'job' ? { was: result.before } : {}) });
+    if (argv.output === 'text') host.stdout.write(`${message}\n`);
+    else printJson(host.stdout, { id, cancelled: true, kind: result.kind, ...(result.kind === 'job' ? { was: result.before } : {}) });
     return 0;
   });
 }

@@ -12,6 +12,7 @@ import type { TurnOutcome } from '../../agent/agent.js';
 import { TURN_EXIT_STATUS, turnResult } from '../../agent/result-event.js';
 import { describeError, EXIT, InvalidInputError } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
+import type { CliHost } from '../host.js';
 import { timeoutMs, type AgentFlagArgs } from '../agent-flags.js';
 import { withAgentCommand } from '../command-lifecycle.js';
 import { createRuntime, resolveProfile, turnBase, type Runtime } from '../runtime.js';
@@ -29,7 +30,7 @@ import {
   writeLastMessage,
   type ConventionArgs,
 } from '../run-conventions.js';
-import { promptText, readAllStdin, readStdinWithGrace, stdinGraceMs, stdinKind } from '../stdin-input.js';
+import { promptText, readAllStdin, readStdinWithGrace, stdinGraceMs } from '../stdin-input.js';
 
 interface RunArgs extends GlobalArgs, ConventionArgs, AgentFlagArgs {
   prompt?: string[];
@@ -45,11 +46,11 @@ interface RunArgs extends GlobalArgs, ConventionArgs, AgentFlagArgs {
  * prompt — unless `--no-loop`, "just do this once", `--session` (a loop has its own session), or
  * this navi runs inside a loop already (loops never nest). Null: stay one-shot.
  */
-async function loopEntry(args: RunArgs, prompt: string, loopModeEnabled: boolean): Promise<string | null> {
+async function loopEntry(args: RunArgs, prompt: string, loopModeEnabled: boolean, env: Record<string, string | undefined>): Promise<string | null> {
   // A continued session, or a script that wants one structured answer, is one shot.
   if (args.loop === false || args.session !== undefined || args.continue === true || args.outputSchema !== undefined) return null;
   const [{ detectLoopTrigger, isJustOnce }, { LOOP_ENV }] = await Promise.all([import('../../loop/triggers.js'), import('../../loop/nesting.js')]);
-  if (process.env[LOOP_ENV] || isJustOnce(prompt)) return null;
+  if (env[LOOP_ENV] || isJustOnce(prompt)) return null;
   const trigger = detectLoopTrigger(prompt);
   if (trigger !== null) return `entering loop mode: the prompt says "${trigger}" (pass --no-loop for one shot)`;
   if (loopModeEnabled) return 'entering loop mode: loop_mode.enabled is true in the configuration (pass --no-loop for one shot)';
@@ -60,14 +61,14 @@ async function loopEntry(args: RunArgs, prompt: string, loopModeEnabled: boolean
  * The prompt from arguments, `--file F` (`-` for stdin), or piped stdin; arguments and piped
  * stdin together are the instruction and its material (`combinePrompt`, stdin-input.ts).
  */
-export async function resolvePrompt(args: RunArgs, cwd: string, warn: (message: string) => void = () => undefined): Promise<string> {
+export async function resolvePrompt(args: RunArgs, cwd: string, host: CliHost, warn: (message: string) => void = () => undefined): Promise<string> {
   const fromArgs = (args.prompt ?? []).join(' ').trim();
   if (fromArgs.length > 0 && args.file !== undefined) {
     throw new InvalidInputError('prompt_ambiguous', 'give the prompt as arguments or with --file, not both');
   }
   let prompt = fromArgs;
   if (args.file !== undefined) {
-    if (args.file === '-') prompt = await readAllStdin();
+    if (args.file === '-') prompt = await readAllStdin(host.stdin);
     else {
       try {
         prompt = promptText(readFileSync(resolve(cwd, args.file)), `--file ${args.file}`);
@@ -76,13 +77,13 @@ export async function resolvePrompt(args: RunArgs, cwd: string, warn: (message: 
         throw new InvalidInputError('prompt_file_unreadable', `--file ${args.file}: cannot read it (${describeError(err)})`);
       }
     }
-  } else if (prompt.length === 0 && process.stdin.isTTY !== true) {
-    prompt = await readAllStdin();
+  } else if (prompt.length === 0 && host.stdin.isTTY !== true) {
+    prompt = await readAllStdin(host.stdin);
   } else if (prompt.length > 0) {
-    const kind = stdinKind();
+    const kind = host.stdinKind();
     if (kind !== 'none') {
-      const grace = stdinGraceMs(process.env);
-      const material = kind === 'file' ? await readAllStdin() : await readStdinWithGrace(grace);
+      const grace = stdinGraceMs(host.env);
+      const material = kind === 'file' ? await readAllStdin(host.stdin) : await readStdinWithGrace(host.stdin, grace);
       if (material === null) warn(`stdin: nothing arrived within ${grace} ms; running on the prompt argument alone (pipe the input in, or use </dev/null)`);
       else if (material.trim().length > 0) prompt = combinePrompt(prompt, material);
     }
@@ -177,10 +178,11 @@ async function storedSession(rt: Runtime | null, sessionId: string): Promise<str
 const STORED_SESSION_CHECK_MS = 2_000;
 
 /** `navi run`, as far as one shot goes: an exit code, or the handover to loop mode. */
-export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Promise<number | LoopHandover> {
+export async function runOneShot(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number | LoopHandover> {
   const args = argv as RunArgs;
   return withAgentCommand<LoopHandover>(
     args,
+    host,
     {
       stopping: 'stopping…',
       forcedExit: () => ({ message: 'stopped at once by a second SIGINT; what was saved before it is kept' }),
@@ -195,20 +197,20 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>): Pr
       // Counted from the start: reading stdin and opening the store are part of the run.
       const deadline = limitMs === undefined ? null : AbortSignal.timeout(Math.max(1, limitMs - (Date.now() - started)));
       // The prompt first: a run without one must not create or open a database.
-      const cwd = resolveCwd(args.cwd);
-      const prompt = await resolvePrompt(args, cwd, (m) => {
+      const cwd = resolveCwd(args.cwd, host.cwd);
+      const prompt = await resolvePrompt(args, cwd, host, (m) => {
         if (!args.quiet) output.diagnostic(`warning: ${m}`);
       });
       const outputSchema = args.outputSchema !== undefined ? await loadOutputSchema(args.outputSchema, cwd) : undefined;
       if (args.outputLastMessage !== undefined) checkLastMessageTarget(args.outputLastMessage, cwd);
       const toolFilter = toolFilterFrom(args);
       // Read once: it decides loop entry and is the one-shot run's configuration.
-      const loaded = configFor(args, cwd);
-      const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled);
+      const loaded = configFor(args, cwd, host.env);
+      const entering = await loopEntry(args, prompt, loaded.config.loop_mode.enabled, host.env);
       // Loop mode takes over this run's output and handlers (dispatch.ts releases them).
       if (entering !== null) return { prompt, autoEntered: entering, release: detach().release };
       if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
-      const rt = await createRuntime(args, output, { base: { cwd, env: process.env, config: loaded.config, explicit: loaded.explicit, output } });
+      const rt = await createRuntime(args, host, output, { base: { host, cwd, env: host.env, config: loaded.config, explicit: loaded.explicit, output } });
       onClose(() => Promise.all([rt.store.then((s) => s.close()), rt.mcp?.close()]));
       ids.storedSession = () => storedSession(rt, ids.sessionId);
       let sessionId = ids.sessionId;

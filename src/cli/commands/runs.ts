@@ -3,6 +3,7 @@
  * run's committed iterations — status blocks, gate decisions and reasons, decisions taken,
  * evidence and tokens. Text for people, one JSON object with `-o json`/`stream-json`.
  */
+import type { CliHost } from '../host.js';
 import { NotFoundError } from '../../errors.js';
 import type { LoopIterationRecord, LoopRunRecord } from '../../store/types.js';
 import { ownerOf, ownerReport, pidAlive, type OwnerReport } from '../../loop/ownership.js';
@@ -79,16 +80,16 @@ function when(d: Date): string {
   return d.toISOString().replace('T', ' ').slice(0, 16);
 }
 
-export async function runsList(argv: Args): Promise<number> {
+export async function runsList(argv: Args, host: CliHost): Promise<number> {
   const limit = typeof argv.limit === 'number' && argv.limit > 0 ? argv.limit : 20;
-  return withStore(argv, async (store, json) => {
+  return withStore(argv, host, async (store, json) => {
     const runs = await store.loopRuns.list({ limit });
     if (json) {
-      printJson({ runs: runs.map(runJson) });
+      printJson(host.stdout, { runs: runs.map(runJson) });
       return 0;
     }
     if (runs.length === 0) {
-      process.stdout.write('no loop runs yet; start one with: navi loop tasks/<task>.yaml\n');
+      host.stdout.write('no loop runs yet; start one with: navi loop tasks/<task>.yaml\n');
       return 0;
     }
     const now = Date.now();
@@ -98,7 +99,7 @@ export async function runsList(argv: Args): Promise<number> {
       const owner = ownerOfRun(r, now);
       // A run whose navi was killed still says `running` in the database: say its owner is gone.
       const gone = owner.alive === false ? ` — owner ${owner.text}; resume with: navi loop --resume ${r.id}` : '';
-      process.stdout.write(`${terminalSafe(`${r.id}  ${when(r.startedAt)}  ${r.status.padEnd(16)} ${progress}  ${r.taskName}${why}${gone}`)}\n`);
+      host.stdout.write(`${terminalSafe(`${r.id}  ${when(r.startedAt)}  ${r.status.padEnd(16)} ${progress}  ${r.taskName}${why}${gone}`)}\n`);
     }
     return 0;
   });
@@ -125,9 +126,9 @@ function decisionLines(decision: unknown): string[] {
   return out;
 }
 
-export async function runsShow(argv: Args): Promise<number> {
+export async function runsShow(argv: Args, host: CliHost): Promise<number> {
   const id = String(argv.id);
-  return withStore(argv, async (store, json) => {
+  return withStore(argv, host, async (store, json) => {
     const run = await store.loopRuns.get(id);
     if (!run) throw new NotFoundError('run_not_found', `no loop run '${id}'; see: navi runs list`);
     const iterations = await store.loopRuns.listIterations(id);
@@ -138,11 +139,11 @@ export async function runsShow(argv: Args): Promise<number> {
         import('../../report/run-report.js'),
         format === 'md' ? import('../../report/markdown.js').then((m) => m.renderMarkdown) : import('../../report/junit.js').then((m) => m.renderJunit),
       ]);
-      process.stdout.write(render(buildRunReport(run, iterations)));
+      host.stdout.write(render(buildRunReport(run, iterations)));
       return 0;
     }
     if (json || format === 'json') {
-      printJson({ run: runJson(run), iterations: iterations.map(iterationJson) });
+      printJson(host.stdout, { run: runJson(run), iterations: iterations.map(iterationJson) });
       return 0;
     }
     const lines = [
@@ -162,7 +163,7 @@ export async function runsShow(argv: Args): Promise<number> {
       lines.push(it.statusBlock);
     }
     // Status blocks and reasons quote the model (its exit report, questions): no control sequences.
-    process.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`);
+    host.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`);
     return 0;
   });
 }

@@ -21,6 +21,7 @@ import type { AgentInfo, LoopRequest, ServeDeps, StartedLoop, LoopControl } from
 import { defaultDataDir } from '../../store/open.js';
 import { withAgentCommand } from '../command-lifecycle.js';
 import type { GlobalArgs } from '../global-args.js';
+import type { CliHost } from '../host.js';
 import { listFlag } from '../agent-flags.js';
 import { resolveTask, setUpLoop } from '../loop-setup.js';
 import type { Output } from '../output.js';
@@ -107,7 +108,7 @@ async function startLoop(args: ServeArgs, base: Runtime, output: Output, req: Lo
       args,
       output,
       baseCwd: base.cwd,
-      env: process.env,
+      host: base.host,
       naming: 'fields',
       source: 'POST /runs',
       store: base.store,
@@ -125,13 +126,13 @@ async function startLoop(args: ServeArgs, base: Runtime, output: Output, req: Lo
   return { events, close: async () => void (await rt.mcp?.close()) };
 }
 
-export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): Promise<number> {
+export async function serveCommand(argv: GlobalArgs & Record<string, unknown>, cli: CliHost): Promise<number> {
   const args = argv as ServeArgs;
-  return withAgentCommand<never>(args, { stopping: 'stopping running turns and loops, saving them…' }, async ({ output, stop, onClose }) => {
-    const env = process.env;
+  return withAgentCommand<never>(args, cli, { stopping: 'stopping running turns and loops, saving them…' }, async ({ output, stop, onClose }) => {
+    const env = cli.env;
     const { host, port, token: givenToken, allowedHosts } = await checkServeArgs(args, env);
-    resolveCwd(args.cwd);
-    const rt = await createRuntime(args, output, { interactive: false });
+    resolveCwd(args.cwd, cli.cwd);
+    const rt = await createRuntime(args, cli, output, { interactive: false });
     onClose(() => Promise.all([rt.store.then((s) => s.close()), rt.mcp?.close()]));
     const store = await rt.store;
     const defaultProfile = args.profile ?? rt.config.default_profile;
@@ -177,19 +178,19 @@ export async function serveCommand(argv: GlobalArgs & Record<string, unknown>): 
       let line = `navi serve: listening on ${server.url}`;
       if (kept === null) line += '\nnavi serve: the page asks for the token you gave (--token or NAVI_SERVE_TOKEN)';
       // The token itself only on a terminal: a service's stderr is a log.
-      else if (process.stderr.isTTY === true) line += `\nnavi serve: open ${open}/#token=${kept.token} (signs the page in; the token is kept in ${kept.file})`;
+      else if (cli.stderr.isTTY === true) line += `\nnavi serve: open ${open}/#token=${kept.token} (signs the page in; the token is kept in ${kept.file})`;
       else line += `\nnavi serve: the token is in ${kept.file}; open ${open}/#token=<the token> to sign the page in`;
-      process.stderr.write(`${line}\n`);
+      cli.stderr.write(`${line}\n`);
     } else {
       // Scripts find the token in the file (never on stdout); null: the token is the one they gave.
-      process.stdout.write(`${jsonLine({ type: 'serve_listening', url: server.url, host, port: server.port, token_required: true, token_file: kept?.file ?? null, store: store.backend })}\n`);
+      cli.stdout.write(`${jsonLine({ type: 'serve_listening', url: server.url, host, port: server.port, token_required: true, token_file: kept?.file ?? null, store: store.backend })}\n`);
     }
     await new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();
       else stop.signal.addEventListener('abort', () => resolve(), { once: true });
     });
     await server.stop();
-    if (output.mode === 'text' && !args.quiet) process.stderr.write('navi serve: stopped; running turns and loops were saved\n');
+    if (output.mode === 'text' && !args.quiet) cli.stderr.write('navi serve: stopped; running turns and loops were saved\n');
     return EXIT.interrupted;
   });
 }

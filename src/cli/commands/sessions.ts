@@ -1,4 +1,5 @@
 /** `navi sessions list|show|rm`. */
+import type { CliHost } from '../host.js';
 import { NotFoundError } from '../../errors.js';
 import type { GlobalArgs } from '../global-args.js';
 import { printJson, withStore } from '../setup.js';
@@ -7,12 +8,12 @@ import { terminalSafe } from '../terminal-text.js';
 type Args = GlobalArgs & Record<string, unknown>;
 
 
-export async function sessionsList(argv: Args): Promise<number> {
+export async function sessionsList(argv: Args, host: CliHost): Promise<number> {
   const limit = typeof argv.limit === 'number' && argv.limit > 0 ? argv.limit : 20;
-  return withStore(argv, async (store, json) => {
+  return withStore(argv, host, async (store, json) => {
     const sessions = await store.sessions.list({ limit });
     if (json) {
-      printJson({
+      printJson(host.stdout, {
         sessions: sessions.map((s) => ({
           id: s.id,
           kind: s.kind,
@@ -30,26 +31,26 @@ export async function sessionsList(argv: Args): Promise<number> {
       return 0;
     }
     if (sessions.length === 0) {
-      process.stdout.write('no sessions yet; start one with: navi run "…"\n');
+      host.stdout.write('no sessions yet; start one with: navi run "…"\n');
       return 0;
     }
     for (const s of sessions) {
       const when = s.updatedAt.toISOString().replace('T', ' ').slice(0, 16);
       const title = s.title.length > 60 ? `${s.title.slice(0, 59)}…` : s.title;
-      process.stdout.write(`${terminalSafe(`${s.id}  ${when}  ${s.kind.padEnd(8)} ${s.profile.padEnd(10)} ${title}`)}\n`);
+      host.stdout.write(`${terminalSafe(`${s.id}  ${when}  ${s.kind.padEnd(8)} ${s.profile.padEnd(10)} ${title}`)}\n`);
     }
     return 0;
   });
 }
 
-export async function sessionsShow(argv: Args): Promise<number> {
+export async function sessionsShow(argv: Args, host: CliHost): Promise<number> {
   const id = String(argv.id);
-  return withStore(argv, async (store, json) => {
+  return withStore(argv, host, async (store, json) => {
     const session = await store.sessions.get(id);
     if (!session) throw new NotFoundError('session_not_found', `no session '${id}'; see: navi sessions list`);
     const messages = await store.messages.list(id);
     if (json) {
-      printJson({
+      printJson(host.stdout, {
         session: { id: session.id, kind: session.kind, profile: session.profile, model: session.model, cwd: session.cwd, title: session.title },
         messages: messages.map((m) => ({
           seq: m.seq,
@@ -72,18 +73,18 @@ export async function sessionsShow(argv: Args): Promise<number> {
       if (m.content) out.push(m.content);
       for (const c of m.tool_calls ?? []) out.push(`→ ${c.name} ${typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)}`);
     }
-    process.stdout.write(`${out.map(terminalSafe).join('\n')}\n`);
+    host.stdout.write(`${out.map(terminalSafe).join('\n')}\n`);
     return 0;
   });
 }
 
-export async function sessionsRemove(argv: Args): Promise<number> {
+export async function sessionsRemove(argv: Args, host: CliHost): Promise<number> {
   const id = String(argv.id);
-  return withStore(argv, async (store, json) => {
+  return withStore(argv, host, async (store, json) => {
     const removed = await store.sessions.remove(id);
     if (!removed) throw new NotFoundError('session_not_found', `no session '${id}'; see: navi sessions list`);
-    if (json) printJson({ removed: id });
-    else process.stdout.write(`removed session ${id}\n`);
+    if (json) printJson(host.stdout, { removed: id });
+    else host.stdout.write(`removed session ${id}\n`);
     return 0;
   });
 }

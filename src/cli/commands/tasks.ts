@@ -3,6 +3,7 @@
  * working directory (and the examples shipped with navi). No database, no model: these only
  * read YAML. `validate` lists every problem of every file and exits 2 when there is one.
  */
+import type { CliHost } from '../host.js';
 import { resolve } from 'node:path';
 import { EXIT } from '../../errors.js';
 import { formatTaskProblems, validateTaskFile, type Task, type TaskValidation } from '../../loop/task-file.js';
@@ -12,8 +13,8 @@ import { findTaskFile, taskFiles, taskNotFound, type TaskFileEntry } from '../ta
 
 type Args = GlobalArgs & Record<string, unknown>;
 
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+function printJson(stdout: CliHost['stdout'], value: unknown): void {
+  stdout.write(`${JSON.stringify(value)}\n`);
 }
 
 /** A task as JSON (snake_case, as users write it). */
@@ -33,15 +34,15 @@ function taskJson(t: Task): Record<string, unknown> {
   };
 }
 
-export function tasksList(argv: Args): Promise<number> {
-  return Promise.resolve(syncTasksList(argv));
+export function tasksList(argv: Args, host: CliHost): Promise<number> {
+  return Promise.resolve(syncTasksList(argv, host));
 }
 
-function syncTasksList(argv: Args): number {
-  const cwd = resolveCwd(argv.cwd);
+function syncTasksList(argv: Args, host: CliHost): number {
+  const cwd = resolveCwd(argv.cwd, host.cwd);
   const entries = taskFiles(cwd, true).map((e) => ({ ...e, result: validateTaskFile(e.path, e.display) }));
   if (argv.output !== 'text') {
-    printJson({
+    printJson(host.stdout, {
       tasks: entries.map((e) => ({
         file: e.display,
         source: e.source,
@@ -53,7 +54,7 @@ function syncTasksList(argv: Args): number {
     return 0;
   }
   if (entries.length === 0) {
-    process.stdout.write('no task files in tasks/; create one with: navi init\n');
+    host.stdout.write('no task files in tasks/; create one with: navi init\n');
     return 0;
   }
   const width = Math.max(...entries.map((e) => (e.result.task?.name ?? '').length), 4);
@@ -62,9 +63,9 @@ function syncTasksList(argv: Args): number {
     const t = e.result.task;
     const name = (t?.name ?? '(invalid)').padEnd(width);
     const what = t === undefined ? `invalid: ${e.result.problems.length} problem(s); see: navi tasks validate ${e.display}` : `${t.loopMode ? 'loop    ' : 'one-shot'}  ${t.checks.length} check(s)`;
-    process.stdout.write(`${name}  ${e.display.padEnd(fileWidth)}  ${e.source.padEnd(7)}  ${what}\n`);
+    host.stdout.write(`${name}  ${e.display.padEnd(fileWidth)}  ${e.source.padEnd(7)}  ${what}\n`);
   }
-  process.stdout.write('\nRun one with: navi loop FILE   Details: navi tasks show FILE\n');
+  host.stdout.write('\nRun one with: navi loop FILE   Details: navi tasks show FILE\n');
   return 0;
 }
 
@@ -75,18 +76,18 @@ function findTask(ref: string, cwd: string): TaskFileEntry {
   return found;
 }
 
-export function tasksShow(argv: Args): Promise<number> {
-  return Promise.resolve(syncTasksShow(argv));
+export function tasksShow(argv: Args, host: CliHost): Promise<number> {
+  return Promise.resolve(syncTasksShow(argv, host));
 }
 
-function syncTasksShow(argv: Args): number {
-  const cwd = resolveCwd(argv.cwd);
+function syncTasksShow(argv: Args, host: CliHost): number {
+  const cwd = resolveCwd(argv.cwd, host.cwd);
   const entry = findTask(String(argv.file), cwd);
   const result = validateTaskFile(entry.path, entry.display);
-  if (result.task === undefined) return reportProblems([{ display: entry.display, result }], argv.output !== 'text');
+  if (result.task === undefined) return reportProblems(host, [{ display: entry.display, result }], argv.output !== 'text');
   const t = result.task;
   if (argv.output !== 'text') {
-    printJson({ task: taskJson(t), source: entry.source });
+    printJson(host.stdout, { task: taskJson(t), source: entry.source });
     return 0;
   }
   const lines = [
@@ -101,38 +102,38 @@ function syncTasksShow(argv: Args): number {
   if (t.ticket !== undefined) lines.push(`ticket: ${t.ticket.run}`);
   if (t.maxTokens !== undefined || t.deadline !== undefined) lines.push(`budget: max_tokens ${t.maxTokens ?? '-'}, deadline ${t.deadline ?? '-'}`);
   lines.push('', 'prompt:', t.prompt.trimEnd());
-  process.stdout.write(`${lines.join('\n')}\n`);
+  host.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }
 
-function reportProblems(files: Array<{ display: string; result: TaskValidation }>, json: boolean): number {
+function reportProblems(host: CliHost, files: Array<{ display: string; result: TaskValidation }>, json: boolean): number {
   const bad = files.filter((f) => f.result.problems.length > 0);
   if (json) {
-    printJson({ files: files.map((f) => ({ file: f.display, valid: f.result.problems.length === 0, problems: formatTaskProblems(f.display, f.result.problems) })) });
+    printJson(host.stdout, { files: files.map((f) => ({ file: f.display, valid: f.result.problems.length === 0, problems: formatTaskProblems(f.display, f.result.problems) })) });
   } else {
     for (const f of files) {
-      if (f.result.problems.length === 0) process.stdout.write(`ok  ${f.display}\n`);
-      for (const line of formatTaskProblems(f.display, f.result.problems)) process.stdout.write(`${line}\n`);
+      if (f.result.problems.length === 0) host.stdout.write(`ok  ${f.display}\n`);
+      for (const line of formatTaskProblems(f.display, f.result.problems)) host.stdout.write(`${line}\n`);
     }
   }
   if (bad.length === 0) return 0;
   const count = bad.reduce((n, f) => n + f.result.problems.length, 0);
-  process.stderr.write(`navi: ${count} problem${count === 1 ? '' : 's'} in ${bad.length} task file${bad.length === 1 ? '' : 's'}\n`);
+  host.stderr.write(`navi: ${count} problem${count === 1 ? '' : 's'} in ${bad.length} task file${bad.length === 1 ? '' : 's'}\n`);
   return EXIT.invalid_input;
 }
 
-export function tasksValidate(argv: Args): Promise<number> {
-  return Promise.resolve(syncTasksValidate(argv));
+export function tasksValidate(argv: Args, host: CliHost): Promise<number> {
+  return Promise.resolve(syncTasksValidate(argv, host));
 }
 
-function syncTasksValidate(argv: Args): number {
-  const cwd = resolveCwd(argv.cwd);
+function syncTasksValidate(argv: Args, host: CliHost): number {
+  const cwd = resolveCwd(argv.cwd, host.cwd);
   const ref = typeof argv.file === 'string' ? argv.file : undefined;
   const entries = ref !== undefined ? [{ path: resolve(cwd, ref), display: ref }] : taskFiles(cwd, false);
   if (entries.length === 0) {
-    if (argv.output !== 'text') printJson({ files: [] });
-    else process.stdout.write('no task files in tasks/ to validate\n');
+    if (argv.output !== 'text') printJson(host.stdout, { files: [] });
+    else host.stdout.write('no task files in tasks/ to validate\n');
     return 0;
   }
-  return reportProblems(entries.map((e) => ({ display: e.display, result: validateTaskFile(e.path, e.display) })), argv.output !== 'text');
+  return reportProblems(host, entries.map((e) => ({ display: e.display, result: validateTaskFile(e.path, e.display) })), argv.output !== 'text');
 }

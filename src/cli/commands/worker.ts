@@ -20,6 +20,7 @@ import { isTrustedRepo } from '../../queue/trust.js';
 import { formatFloor, SANDBOX_FLOOR_ENV } from '../../sandbox/floor.js';
 import { describePolicy, type SandboxPolicy } from '../../sandbox/modes.js';
 import type { GlobalArgs } from '../global-args.js';
+import type { CliHost } from '../host.js';
 import { integerFlag } from '../flag-values.js';
 import { printJson, resolveCwd, setup } from '../setup.js';
 import { findTaskFile } from '../task-lookup.js';
@@ -93,24 +94,24 @@ export function checkTaskCwd(data: JobData, worktree: string): void {
   }
 }
 
-export async function workerCommand(argv: Args): Promise<number> {
-  const { config, env, explicit } = setup(argv);
+export async function workerCommand(argv: Args, host: CliHost): Promise<number> {
+  const { config, env, explicit } = setup(argv, host);
   const url = requirePostgres(config.db.url, 'worker');
   const floor = await workerFloor(config, explicit, env);
   const trust = { all: argv.trustRepoConfig === true, repos: config.worker.trusted_repos };
   const concurrency = integerFlag('--concurrency', argv.concurrency ?? 1);
-  const cacheDir = typeof argv.cacheDir === 'string' ? path.resolve(resolveCwd(argv.cwd), argv.cacheDir) : defaultCacheDir(env);
+  const cacheDir = typeof argv.cacheDir === 'string' ? path.resolve(resolveCwd(argv.cwd, host.cwd), argv.cacheDir) : defaultCacheDir(env);
   const json = argv.output !== 'text';
   const log = (e: WorkerEvent): void => {
-    if (json) printJson({ type: 'worker', ...e });
-    else if (!argv.quiet || e.event === 'worker_error') process.stdout.write(`${textOf(e)}\n`);
+    if (json) printJson(host.stdout, { type: 'worker', ...e });
+    else if (!argv.quiet || e.event === 'worker_error') host.stdout.write(`${textOf(e)}\n`);
   };
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals): void => {
     signals += 1;
     if (signals > 1) process.exit(EXIT.interrupted);
-    if (!argv.quiet) process.stderr.write(`navi: ${sig}: stopping the loops at a safe point and handing their jobs back…\n`);
+    if (!argv.quiet) host.stderr.write(`navi: ${sig}: stopping the loops at a safe point and handing their jobs back…\n`);
     controller.abort();
   };
   process.on('SIGINT', onSignal);
@@ -118,7 +119,7 @@ export async function workerCommand(argv: Args): Promise<number> {
   const { queueTiming } = await import('../../queue/engine.js');
   const { runWorker } = await import('../../queue/worker.js');
   // The jobs' loops use this machine's config and Ollama; the shared database by URL.
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url };
+  const childEnv: NodeJS.ProcessEnv = { ...env, DATABASE_URL: url };
   delete childEnv[LOOP_ENV];
   // The floor every job's loop runs at or above, a resume included (sandbox/floor.ts).
   if (floor.mode === 'off') delete childEnv[SANDBOX_FLOOR_ENV];
@@ -141,10 +142,10 @@ export async function workerCommand(argv: Args): Promise<number> {
       onReady: (name) => {
         const sandbox = describePolicy(floor);
         const trusted = trust.all ? 'every repository' : trust.repos.length === 0 ? 'no repository' : `${trust.repos.length} repositor${trust.repos.length === 1 ? 'y' : 'ies'}`;
-        if (json) printJson({ type: 'worker', event: 'worker_ready', worker: name, concurrency, sandbox: floor.mode, sandbox_network: floor.network, trusted_repos: trust.all ? 'all' : trust.repos });
+        if (json) printJson(host.stdout, { type: 'worker', event: 'worker_ready', worker: name, concurrency, sandbox: floor.mode, sandbox_network: floor.network, trusted_repos: trust.all ? 'all' : trust.repos });
         else if (!argv.quiet) {
-          process.stderr.write(`navi: worker ${name} takes up to ${concurrency} job(s) at once; SIGINT/SIGTERM stops it\n`);
-          process.stderr.write(`navi: jobs run in the sandbox ${sandbox} at least; the config of ${trusted} is trusted\n`);
+          host.stderr.write(`navi: worker ${name} takes up to ${concurrency} job(s) at once; SIGINT/SIGTERM stops it\n`);
+          host.stderr.write(`navi: jobs run in the sandbox ${sandbox} at least; the config of ${trusted} is trusted\n`);
         }
       },
     });

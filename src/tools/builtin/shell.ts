@@ -60,6 +60,7 @@ export const shellTool = defineTool({
       signal: ctx.signal,
       redact: ctx.redact,
       ...(ctx.shell.sandbox ? { sandbox: ctx.shell.sandbox } : {}),
+      ...(ctx.shell.env ? { env: ctx.shell.env } : {}),
     });
     if (result.aborted) ctx.signal.throwIfAborted();
     const output = result.output;
