@@ -42,8 +42,11 @@ export async function binMain(args: string[]): Promise<never> {
   return finish(await main(args, processHost()));
 }
 
+/** What a caller may add to an invocation: a test that only parses passes `dryRun`. */
+export type MainOptions = Pick<Invocation, 'dryRun'>;
+
 /** One invocation of navi in `host`: its exit code (help 0, a usage error 2). */
-export async function main(args: string[], host: CliHost): Promise<number> {
+export async function main(args: string[], host: CliHost, options: MainOptions = {}): Promise<number> {
   let expanded: string[];
   try {
     // `navi "prompt"` is `navi run "prompt"`; options without a command or prompt are exit 2.
@@ -54,9 +57,9 @@ export async function main(args: string[], host: CliHost): Promise<number> {
   // `navi version` (expanded to --version): main.cts answers a lone --version before loading this file.
   if (expanded.length === 1 && (expanded[0] === '--version' || expanded[0] === '-V')) return printVersion(host);
   const fast = parseRunFast(expanded);
-  if (fast !== null) return runFast(fast, host);
+  if (fast !== null) return options.dryRun !== undefined ? options.dryRun({ command: 'run', argv: fast }) : runFast(fast, host);
   const { default: yargs } = await import('yargs');
-  const invocation: Invocation = { host, code: 0 };
+  const invocation: Invocation = { host, code: 0, ...options };
   // yargs' own output (help) is handed to the callback instead of console.log: it goes to the host.
   let output = '';
   try {

@@ -14,5 +14,5 @@ export const completionModule: NaviCommand = {
         ['source <(navi completion zsh)', 'in ~/.zshrc'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/completion.js')).completionCommand),
+  handler: lazy('completion', async () => (await import('../commands/completion.js')).completionCommand),
 };

@@ -14,7 +14,7 @@ const migrate: NaviCommand = {
         ['navi db migrate --db postgres://user@host/navi', 'a PostgreSQL database'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/db.js')).dbMigrate),
+  handler: lazy('db migrate', async () => (await import('../commands/db.js')).dbMigrate),
 };
 
 export const dbModule: NaviCommand = {

@@ -14,5 +14,5 @@ export const doctorModule: NaviCommand = {
         ['navi doctor -m llama3.1:8b -o json', 'another model; one JSON object'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/doctor.js')).doctorCommand),
+  handler: lazy('doctor', async () => (await import('../commands/doctor.js')).doctorCommand),
 };

@@ -14,5 +14,5 @@ export const initModule: NaviCommand = {
         ['navi init --cwd ~/code/project', 'in another directory'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/init.js')).initCommand),
+  handler: lazy('init', async () => (await import('../commands/init.js')).initCommand),
 };

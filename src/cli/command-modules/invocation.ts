@@ -24,11 +24,24 @@ export type NaviCommand = CommandModule<GlobalArgs, GlobalArgs>;
 /** A command's builder: its positionals, flags and help on the yargs instance it is given. */
 export type Builder = (y: Argv<GlobalArgs>) => Argv<GlobalArgs>;
 
+/** The command a parse chose and its flags: what a dry run is told instead of running it. */
+export interface ParsedCommand {
+  /** As typed after `navi`: `run`, `sessions list`. */
+  command: string;
+  argv: NaviArgv;
+}
+
 /** One parse's host and exit code. */
 export interface Invocation {
   host: CliHost;
   /** The exit code of the handler that ran (0 when none did: help, a bare `navi`). */
   code: number;
+  /**
+   * Parse only (a test of parsing): the chosen command is handed here, nothing is loaded or run,
+   * and its return value is the exit code. A test that only parses can then never open a
+   * database or call a model, whatever the arguments turn out to mean.
+   */
+  dryRun?: (parsed: ParsedCommand) => number;
 }
 
 /** Where an invocation travels inside argv. */
@@ -40,14 +53,18 @@ export function invocationContext(invocation: Invocation): { [INVOCATION]: Invoc
 }
 
 /**
- * A handler for yargs that loads the command's implementation only when it runs (start-up time:
- * `--help` and light commands load no database or model code), hands it argv without the
- * invocation, and the host, and records its exit code.
+ * The handler of `command` for yargs: loads the command's implementation only when it runs
+ * (start-up time: `--help` and light commands load no database or model code), hands it argv
+ * without the invocation, and the host, and records its exit code.
  */
-export function lazy(load: () => Promise<CommandHandler>): (argv: ArgumentsCamelCase<GlobalArgs>) => Promise<void> {
+export function lazy(command: string, load: () => Promise<CommandHandler>): (argv: ArgumentsCamelCase<GlobalArgs>) => Promise<void> {
   return async (argv) => {
     const { [INVOCATION]: invocation, ...flags } = argv as ArgumentsCamelCase<GlobalArgs> & { [INVOCATION]?: Invocation };
-    if (invocation === undefined) throw new Error('a navi command ran without an invocation: parse with invocationContext(…)');
+    if (invocation === undefined) throw new Error(`navi ${command} ran without an invocation: parse with invocationContext(…)`);
+    if (invocation.dryRun !== undefined) {
+      invocation.code = invocation.dryRun({ command, argv: flags });
+      return;
+    }
     const handler = await load();
     invocation.code = await handler(flags, invocation.host);
   };

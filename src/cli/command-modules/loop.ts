@@ -28,5 +28,5 @@ export const loopModule: NaviCommand = {
           '(retry later), 130 interrupted (resumable).',
       },
     ),
-  handler: lazy(() => Promise.resolve(loopCommand)),
+  handler: lazy('loop', () => Promise.resolve(loopCommand)),
 };

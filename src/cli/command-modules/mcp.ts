@@ -14,7 +14,7 @@ const list: NaviCommand = {
         ['navi mcp list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/mcp.js')).mcpList),
+  handler: lazy('mcp list', async () => (await import('../commands/mcp.js')).mcpList),
 };
 
 const tools: NaviCommand = {
@@ -29,7 +29,7 @@ const tools: NaviCommand = {
         ['navi mcp tools github -o json', "one server's tools with their schemas"],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/mcp.js')).mcpTools),
+  handler: lazy('mcp tools', async () => (await import('../commands/mcp.js')).mcpTools),
 };
 
 export const mcpModule: NaviCommand = {

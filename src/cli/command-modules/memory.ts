@@ -14,7 +14,7 @@ const list: NaviCommand = {
         ['navi memory list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/memory.js')).memoryList),
+  handler: lazy('memory list', async () => (await import('../commands/memory.js')).memoryList),
 };
 
 const forget: NaviCommand = {
@@ -26,7 +26,7 @@ const forget: NaviCommand = {
       uses: ['db'],
       examples: [['navi memory forget MEMORY_ID', 'ids are in: navi memory list']],
     }),
-  handler: lazy(async () => (await import('../commands/memory.js')).memoryForget),
+  handler: lazy('memory forget', async () => (await import('../commands/memory.js')).memoryForget),
 };
 
 export const memoryModule: NaviCommand = {

@@ -15,7 +15,7 @@ const list: NaviCommand = {
         ['navi profiles list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/profiles.js')).profilesList),
+  handler: lazy('profiles list', async () => (await import('../commands/profiles.js')).profilesList),
 };
 
 const show: NaviCommand = {
@@ -27,7 +27,7 @@ const show: NaviCommand = {
       uses: [],
       examples: [['navi profiles show coder', 'settings, tools and the system prompt']],
     }),
-  handler: lazy(async () => (await import('../commands/profiles.js')).profilesShow),
+  handler: lazy('profiles show', async () => (await import('../commands/profiles.js')).profilesShow),
 };
 
 export const profilesModule: NaviCommand = {

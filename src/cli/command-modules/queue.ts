@@ -19,14 +19,14 @@ const add: NaviCommand = {
         ],
       },
     ),
-  handler: lazy(async () => (await import('../commands/queue.js')).queueAdd),
+  handler: lazy('queue add', async () => (await import('../commands/queue.js')).queueAdd),
 };
 
 const list: NaviCommand = {
   command: 'list',
   describe: 'List jobs (newest first) and schedules: status, attempts, worker, run id',
   builder: (y) => commandHelp(commandFlags(y, 'queue list'), { path: 'queue list', uses: ['db'], examples: [['navi queue list', ''], ['navi queue list -o json', 'as JSON']] }),
-  handler: lazy(async () => (await import('../commands/queue.js')).queueList),
+  handler: lazy('queue list', async () => (await import('../commands/queue.js')).queueList),
 };
 
 const cancel: NaviCommand = {
@@ -38,7 +38,7 @@ const cancel: NaviCommand = {
       uses: ['db'],
       examples: [['navi queue cancel 0b6c…', '']],
     }),
-  handler: lazy(async () => (await import('../commands/queue.js')).queueCancel),
+  handler: lazy('queue cancel', async () => (await import('../commands/queue.js')).queueCancel),
 };
 
 export const queueModule: NaviCommand = {
@@ -65,5 +65,5 @@ export const workerModule: NaviCommand = {
         ['OLLAMA_HOST=http://gpu2:11434 navi worker', "this machine's Ollama"],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/worker.js')).workerCommand),
+  handler: lazy('worker', async () => (await import('../commands/worker.js')).workerCommand),
 };

@@ -35,5 +35,5 @@ export const runModule: NaviCommand = {
           '75 Ollama unreachable or stopped answering (retry later); 130 interrupted.',
       },
     ),
-  handler: lazy(() => Promise.resolve(runCommand)),
+  handler: lazy('run', () => Promise.resolve(runCommand)),
 };

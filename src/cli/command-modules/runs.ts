@@ -12,7 +12,7 @@ const list: NaviCommand = {
       uses: ['db'],
       examples: [['navi runs list --limit 5', ''], ['navi runs list -o json', 'as JSON']],
     }),
-  handler: lazy(async () => (await import('../commands/runs.js')).runsList),
+  handler: lazy('runs list', async () => (await import('../commands/runs.js')).runsList),
 };
 
 const show: NaviCommand = {
@@ -28,7 +28,7 @@ const show: NaviCommand = {
         ['navi runs show run_mikq3x2a0_7hq2 --format junit > junit.xml', 'a JUnit report for CI'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/runs.js')).runsShow),
+  handler: lazy('runs show', async () => (await import('../commands/runs.js')).runsShow),
 };
 
 export const runsModule: NaviCommand = {

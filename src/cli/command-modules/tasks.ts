@@ -14,7 +14,7 @@ const list: NaviCommand = {
         ['navi tasks list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/tasks.js')).tasksList),
+  handler: lazy('tasks list', async () => (await import('../commands/tasks.js')).tasksList),
 };
 
 const show: NaviCommand = {
@@ -29,7 +29,7 @@ const show: NaviCommand = {
         ['navi tasks show tasks/fix.yaml', 'a file'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/tasks.js')).tasksShow),
+  handler: lazy('tasks show', async () => (await import('../commands/tasks.js')).tasksShow),
 };
 
 const validate: NaviCommand = {
@@ -44,7 +44,7 @@ const validate: NaviCommand = {
         ['navi tasks validate tasks/fix.yaml', 'one file'],
       ],
     }),
-  handler: lazy(async () => (await import('../commands/tasks.js')).tasksValidate),
+  handler: lazy('tasks validate', async () => (await import('../commands/tasks.js')).tasksValidate),
 };
 
 export const tasksModule: NaviCommand = {
