@@ -1,13 +1,15 @@
 /**
  * `navi completion bash|zsh` (issue 11): the script loads in bash and completes commands,
- * subcommands, flags and fixed flag values; every flag it offers exists in the command's
- * `--help` (so the static table cannot drift from app.ts).
+ * subcommands, flags and fixed flag values. `navi completion` itself runs in this process (it
+ * prints text; bash and zsh are the processes that matter here). That every flag it offers exists in the command's
+ * `--help` (so the static table cannot drift from the command modules) is checked in process:
+ * test/unit/cli-help.unit.test.ts.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { COMPLETION_TREE, GLOBAL_FLAGS } from '../../src/cli/completion-script.js';
-import { cleanEnv, makeTempDir, runNavi } from '../support/cli.js';
+import { cleanEnv, makeTempDir } from '../support/cli.js';
+import { runInProcess } from '../support/in-process.js';
 
 const TIMEOUT_MS = 60_000;
 
@@ -29,7 +31,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`;
 describe('navi completion', () => {
   it('bash: commands, subcommands, flags and flag values', async () => {
     const cwd = makeTempDir('completion');
-    const run = await runNavi(['completion', 'bash'], { cwd, env: cleanEnv() });
+    const run = await runInProcess(['completion', 'bash'], { cwd, env: cleanEnv() });
     expect(run.code).toBe(0);
     const script = run.stdout;
     expect(script).toContain('complete -o default -F _navi_completion navi');
@@ -50,18 +52,18 @@ describe('navi completion', () => {
 
   it('zsh: the same function through bashcompinit; the shell comes from $SHELL when not named', async () => {
     const cwd = makeTempDir('completion');
-    const zsh = await runNavi(['completion'], { cwd, env: cleanEnv({ SHELL: '/usr/bin/zsh' }) });
+    const zsh = await runInProcess(['completion'], { cwd, env: cleanEnv({ SHELL: '/usr/bin/zsh' }) });
     expect(zsh.code).toBe(0);
     expect(zsh.stdout).toContain('bashcompinit');
     expect(zsh.stdout).toContain('complete -o default -F _navi_completion navi');
-    const unknown = await runNavi(['completion'], { cwd, env: cleanEnv({ SHELL: '/bin/fish' }) });
+    const unknown = await runInProcess(['completion'], { cwd, env: cleanEnv({ SHELL: '/bin/fish' }) });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/navi completion: name the shell \(bash or zsh\)/);
   }, TIMEOUT_MS);
 
   it.skipIf(!hasZsh())('zsh: the script loads (compinit, bashcompinit) and the function answers as bashcompinit calls it', async () => {
     const cwd = makeTempDir('completion');
-    const run = await runNavi(['completion', 'zsh'], { cwd, env: cleanEnv() });
+    const run = await runInProcess(['completion', 'zsh'], { cwd, env: cleanEnv() });
     const file = `${cwd}/navi.zsh`;
     writeFileSync(file, run.stdout);
     // bashcompinit's compgen runs the -F function under `emulate -L sh` (0-based arrays); zsh's
@@ -73,22 +75,5 @@ ask navi run -o ''
 ask navi loop --approval ''`;
     const out = execFileSync('zsh', ['-f', '-c', program], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd } });
     expect(out.split('\n')).toEqual(['list show rm compact', 'text json stream-json', 'none strict periodic', '']);
-  }, TIMEOUT_MS);
-
-  it('every flag offered is one the command accepts (its --help lists it)', async () => {
-    const cwd = makeTempDir('completion');
-    const env = cleanEnv();
-    const top = await runNavi(['--help'], { cwd, env });
-    for (const flag of GLOBAL_FLAGS) expect(top.stdout, flag).toContain(flag.replace(/^--no-/, '--'));
-    for (const [command, entry] of Object.entries(COMPLETION_TREE)) {
-      const help = await runNavi([command, '--help'], { cwd, env });
-      expect(top.stdout, `navi ${command} is a command`).toContain(`navi ${command}`);
-      for (const flag of entry.flags ?? []) {
-        // `--no-x` is how yargs' boolean `--x` is negated; `--print` etc. are listed as themselves.
-        const listed = flag.startsWith('--no-') ? `--${flag.slice(5)}` : flag;
-        if (['profiles', 'runs', 'sessions', 'queue'].includes(command)) continue; // flags of their subcommands
-        expect(help.stdout, `navi ${command} --help lists ${flag}`).toContain(listed);
-      }
-    }
   }, TIMEOUT_MS);
 });

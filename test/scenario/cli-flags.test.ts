@@ -1,11 +1,11 @@
 /**
  * Issue 18 items 9, 12 and 21, as a user meets them with the built CLI against the fake Ollama:
- * a lone bare word is not a prompt (`navi status`: exit 2, no model call; `navi version`
- * prints the version); a broken project profile nobody uses blocks nothing and `-p nope` says
+ * a sentence is a prompt; a broken project profile nobody uses blocks nothing and `-p nope` says
  * "unknown profile"; the flags people bring from claude -p / codex exec / gemini -p work where
- * navi has the feature and are exit 2 with what navi does instead where it has not.
+ * navi has the feature. What only parses — a lone bare word is not a prompt (`navi status`: exit
+ * 2), `navi version` prints the version, the flags navi does not have are exit 2 with what navi
+ * does instead — runs in process: test/unit/cli-parsing.unit.test.ts.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
@@ -15,7 +15,6 @@ import { SCENARIO_TIMEOUT_MS, describeRun, expectFailure, expectValidStream, req
 
 const ANSWER: FakeScript = { turns: [{ content: 'Done.' }, { content: 'Again.' }], on_exhausted: 'error' };
 const TEST_SERVER = path.join(REPO_ROOT, 'test', 'support', 'mcp-test-server.js');
-const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 function systemOf(s: Scenario, i: number): string {
   return String(requestMessages(s.chats()[i]).find((m) => m.role === 'system')?.content);
@@ -27,21 +26,8 @@ function bodyOf(s: Scenario, i: number): Record<string, unknown> {
 
 forEachBackend((backend) => {
   describe('a lone bare word (issue 18 item 9)', () => {
-    it('navi status, list, show, resume, config, models, update, ls: exit 2 "quote it or use navi run", no model call', async () => {
+    it('a sentence is still a prompt: navi "show me the status" runs it', async () => {
       const s = await scenario(backend, ANSWER);
-      for (const word of ['status', 'list', 'show', 'resume', 'config', 'models', 'update', 'ls']) {
-        const run = await s.navi([word]);
-        expectFailure(run, 2, /quote it or use navi run/);
-        expect(run.stdout).toBe('');
-      }
-      expect(s.chats()).toHaveLength(0);
-    }, SCENARIO_TIMEOUT_MS);
-
-    it('navi version prints the version; a sentence is still a prompt', async () => {
-      const s = await scenario(backend, ANSWER);
-      const version = await s.navi(['version']);
-      expect(version.code, describeRun(version)).toBe(0);
-      expect(version.stdout).toBe(`${VERSION}\n`);
       const prompt = await s.navi(['show me the status']);
       expect(prompt.code, describeRun(prompt)).toBe(0);
       expect(prompt.stdout).toBe('Done.\n');
@@ -132,20 +118,8 @@ forEachBackend((backend) => {
       expectFailure(bad, 2, /--timeout/);
     }, SCENARIO_TIMEOUT_MS);
 
-    it('the flags navi does not have are exit 2 saying what navi does instead; nothing runs', async () => {
+    it('loop --clarify without --resume is exit 2 before the model is called', async () => {
       const s = await scenario(backend, ANSWER);
-      const cases: Array<[string[], RegExp]> = [
-        [['--dangerously-skip-permissions'], /--dangerously-skip-permissions \(claude -p\): navi does not take it; instead: /],
-        [['--full-auto'], /--full-auto \(codex exec\): navi does not take it/],
-        [['--yolo'], /--yolo .*navi does not take it/],
-        [['--skip-git-repo-check'], /nothing to skip/],
-        [['--include-directories', 'x'], /--add-dir DIR/],
-        [['-C', '/tmp'], /instead: --cwd DIR/],
-      ];
-      for (const [flags, message] of cases) {
-        const run = await s.navi(['run', ...flags, 'say something']);
-        expectFailure(run, 2, message);
-      }
       const clarify = await s.navi(['loop', '--clarify', 'use tabs', 'make the tests pass']);
       expectFailure(clarify, 2, /--clarify only applies with --resume/);
       expect(s.chats()).toHaveLength(0);

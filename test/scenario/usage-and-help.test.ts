@@ -1,14 +1,17 @@
 /**
- * The small things a new user meets first (issue 11, bug 7): a typo'd flag gets a suggestion,
- * a bad number is named as typed, every usage error points to the `--help` of the command at
- * hand, each command's help lists only the global flags it uses and has examples, `loop --help`
- * reads well at 80 columns, and "not found" is exit 2 in every command.
+ * The small things a new user meets first (issue 11, bug 7), where the process is the point: a
+ * usage error and a `--help` through the built CLI (exit code, stdout/stderr), `loop --help` on an
+ * 80-column pty, and "not found" is exit 2 in every command. The usage errors and help texts
+ * themselves (a typo'd flag gets a suggestion, a bad number is named as typed, every usage error
+ * points to the `--help` of the command at hand, each command's help lists only the global flags
+ * it uses and has examples) are checked in process: test/unit/cli-parsing.unit.test.ts and
+ * test/unit/cli-help.unit.test.ts.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI_PATH, cleanEnv, runNavi, stackLines } from '../support/cli.js';
+import { CLI_PATH, cleanEnv, runNavi } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
 import { SCENARIO_TIMEOUT_MS, describeRun, expectJsonResult, scenario, tempDir } from './helpers.js';
 
@@ -18,106 +21,22 @@ function fixture(): { cwd: string; env: Record<string, string> } {
   return { cwd, env: cleanEnv({ NAVI_DATA_DIR: path.join(tempDir('nodb'), 'never-created'), OLLAMA_HOST: 'http://127.0.0.1:9' }) };
 }
 
-/** Every command path, as typed after `navi`. */
-const COMMANDS = [
-  'run',
-  'loop',
-  'tasks list',
-  'tasks show',
-  'tasks validate',
-  'runs list',
-  'runs show',
-  'sessions list',
-  'sessions show',
-  'sessions rm',
-  'sessions compact',
-  'profiles list',
-  'profiles show',
-  'memory list',
-  'memory forget',
-  'db migrate',
-  'doctor',
-  'init',
-  'queue add',
-  'queue list',
-  'queue cancel',
-  'worker',
-  'serve',
-];
-
-describe('usage errors', () => {
-  it.each([
-    [['run', '--max-iteration', '3', 'hello'], /Unknown argument: --max-iteration\nDid you mean --max-iterations \(not --max-iteration\)\?\nRun 'navi run --help' for usage\./],
-    [['run', '--sesion', 'abc', 'hello'], /Did you mean --session \(not --sesion\)\?\nRun 'navi run --help'/],
-    [['loop', 'task.yaml', '--never-paus'], /Did you mean --never-pause .*\nRun 'navi loop --help'/],
-    [['sessions', 'list', '--limt', '3'], /Did you mean --limit .*\nRun 'navi sessions list --help'/],
-    [['runs', 'show'], /Run 'navi runs show --help' for usage\./],
-  ])('%j: exit 2, the flag meant and the subcommand’s --help', async (args, pattern) => {
+describe('through the built CLI (the rest of usage errors and help: test/unit/cli-parsing.unit.test.ts, cli-help.unit.test.ts)', () => {
+  it('a usage error is exit 2 with its message on stderr alone; --help is exit 0 on stdout alone', async () => {
     const f = fixture();
-    const run = await runNavi(args, { cwd: f.cwd, env: f.env });
-    expect(run.code, describeRun(run)).toBe(2);
-    expect(run.stderr).toMatch(pattern);
-    expect(run.stderr).not.toContain("'navi --help'");
-    expect(stackLines(run.stderr)).toEqual([]);
-  }, SCENARIO_TIMEOUT_MS);
-
-  it('a flag that is nothing like a known one gets no guess', async () => {
-    const f = fixture();
-    const run = await runNavi(['run', '--zzzz', 'hello'], { cwd: f.cwd, env: f.env });
-    expect(run.code).toBe(2);
-    expect(run.stderr).not.toContain('Did you mean');
-  }, SCENARIO_TIMEOUT_MS);
-
-  it.each([
-    [['run', '--max-iterations', 'abc', 'hello'], "--max-iterations must be a positive integer (got 'abc')"],
-    [['run', '--max-iterations=2x', 'hello'], "--max-iterations must be a positive integer (got '2x')"],
-    [['loop', 'fix it', '--max-iterations', 'abc'], "--max-iterations must be a positive integer (got 'abc')"],
-    [['loop', '--resume', 'run_x', '--extend', 'lots'], "--extend must be a positive integer (got 'lots')"],
-    [['sessions', 'list', '--limit', 'ten'], "--limit must be a positive integer (got 'ten')"],
-  ])('%j names the value as typed, not NaN', async (args, message) => {
-    const f = fixture();
-    const run = await runNavi(args, { cwd: f.cwd, env: f.env });
-    expect(run.code, describeRun(run)).toBe(2);
-    expect(run.stderr).toContain(message);
-    expect(run.stderr).not.toContain('NaN');
+    const bad = await runNavi(['run', '--max-iteration', '3', 'hello'], { cwd: f.cwd, env: f.env });
+    expect(bad.code, describeRun(bad)).toBe(2);
+    expect(bad.stderr).toBe("navi: Unknown argument: --max-iteration\nDid you mean --max-iterations (not --max-iteration)?\nRun 'navi run --help' for usage.\n");
+    expect(bad.stdout).toBe('');
+    const help = await runNavi(['runs', 'show', '--help'], { cwd: f.cwd, env: f.env });
+    expect(help.code, describeRun(help)).toBe(0);
+    expect(help.stdout).toMatch(/^navi runs show <id>\n/);
+    expect(help.stdout).toContain('  navi runs show run_mikq3x2a0_7hq2 --format junit > junit.xml\n');
+    expect(help.stderr).toBe('');
   }, SCENARIO_TIMEOUT_MS);
 });
 
 describe('--help of each command', () => {
-  it('lists only the global flags the command uses', async () => {
-    const f = fixture();
-    const help = async (cmd: string): Promise<string> => {
-      const run = await runNavi([...cmd.split(' '), '--help'], { cwd: f.cwd, env: f.env });
-      expect(run.code, describeRun(run)).toBe(0);
-      return run.stdout;
-    };
-    for (const cmd of ['tasks', 'tasks list', 'profiles', 'profiles show', 'init']) {
-      const text = await help(cmd);
-      for (const flag of ['--ollama-host', '--db', '--model', '--profile', '--version']) expect(text, `${cmd} --help`).not.toContain(flag);
-      expect(text).toContain('--cwd');
-    }
-    for (const cmd of ['runs show', 'sessions list', 'memory list']) {
-      const text = await help(cmd);
-      expect(text, cmd).toContain('--db');
-      expect(text, cmd).not.toContain('--ollama-host');
-    }
-    const run = await help('run');
-    for (const flag of ['--db', '--ollama-host', '--model', '--profile', '--session', '--max-iterations']) expect(run).toContain(flag);
-    // The command's own options come before the global ones.
-    expect(run.indexOf('--session')).toBeLessThan(run.indexOf('Global options:'));
-  }, SCENARIO_TIMEOUT_MS);
-
-  it('every command has examples, whole command lines', async () => {
-    const f = fixture();
-    for (const cmd of COMMANDS) {
-      const run = await runNavi([...cmd.split(' '), '--help'], { cwd: f.cwd, env: { ...f.env, COLUMNS: '80' } });
-      expect(run.code, describeRun(run)).toBe(0);
-      const examples = run.stdout.slice(run.stdout.indexOf('Examples:'));
-      expect(run.stdout, `${cmd} --help`).toContain('Examples:');
-      expect(examples, `${cmd} --help`).toMatch(new RegExp(`^ {2}(\\S+ \\| )?navi ${cmd}\\b`, 'm'));
-    }
-  }, SCENARIO_TIMEOUT_MS);
-
   it.skipIf(!existsSync('/usr/bin/script'))('`loop --help` on an 80-column terminal: no line wider, examples whole, nothing glued', async () => {
     const f = fixture();
     const cmd = `stty cols 80; exec ${process.execPath} ${CLI_PATH} loop --help`;
