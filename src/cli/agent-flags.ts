@@ -8,8 +8,9 @@ import { THINK_LEVELS, type ThinkValue } from '../think.js';
 import { statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parseDuration } from '../config/duration.js';
-import type { ConfigFlags } from '../config/load.js';
+import type { ConfigFlag, ConfigFlags } from '../config/load.js';
 import { InvalidInputError, printable } from '../errors.js';
+import { camelCase, configKeyFlags } from './flags.js';
 import type { GlobalArgs } from './global-args.js';
 
 /** These flags as yargs (or the fast path) gives them: a flag given twice arrives as an array. */
@@ -61,16 +62,27 @@ export function temperatureFlag(raw: unknown): number | string | undefined {
   return /^[+-]?(?:\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : text;
 }
 
-/** The flags that set configuration keys, for loadConfig (flags are the highest layer). */
+/** How a flag's value reaches its configuration key where yargs' value is not it (else as given). */
+const CONFIG_VALUE: Readonly<Record<string, (raw: unknown) => unknown>> = {
+  think: thinkFlag,
+  temperature: temperatureFlag,
+  // The last one when repeated; an unknown mode goes on for the configuration to name.
+  sandbox: (raw) => {
+    const value = lastValue(raw);
+    return value === undefined ? undefined : String(value);
+  },
+};
+
+/** The flags that set configuration keys (the table's `configKey`), for loadConfig: flags are the highest layer. */
 export function configFlags(args: GlobalArgs & AgentFlagArgs): ConfigFlags {
-  const flags: ConfigFlags = { ollamaHost: args.ollamaHost, model: args.model, db: args.db, profile: args.profile };
-  const think = thinkFlag(args.think);
-  if (think !== undefined) flags.think = think;
-  const temperature = temperatureFlag(args.temperature);
-  if (temperature !== undefined) flags.temperature = temperature;
-  if (args.numCtx !== undefined) flags.numCtx = args.numCtx;
-  const sandbox = lastValue(args.sandbox);
-  if (sandbox !== undefined) flags.sandbox = String(sandbox);
+  const given = args as GlobalArgs & Record<string, unknown>;
+  const flags: ConfigFlag[] = [];
+  for (const { name, configKey } of configKeyFlags()) {
+    const raw = given[camelCase(name)];
+    const shape = CONFIG_VALUE[name];
+    const value = shape === undefined ? raw : shape(raw);
+    if (value !== undefined) flags.push({ flag: `--${name}`, key: configKey, value });
+  }
   return flags;
 }
 

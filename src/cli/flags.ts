@@ -1,9 +1,11 @@
 /**
  * Every command-line flag of navi, once (issue 18 item 8). This table drives the yargs builders
- * (`flagOptions`), the fast path of `navi run` (fast-run.ts), the shorthand's list of options that
- * take a value (shorthand.ts) and the completion script (completion-script.ts); help text comes
- * from `describe`. `test/cli/flag-table.test.ts` checks that every option yargs knows for a
- * command is in this table for it, and the other way round.
+ * (`withFlags`), the fast path of `navi run` (fast-run.ts), the shorthand's list of options that
+ * take a value (shorthand.ts), the completion script (completion-script.ts), which global flags
+ * each command's help shows (`use`, help-layout.ts) and the configuration keys flags set
+ * (`configKey`, agent-flags.ts `configFlags`); help text comes from `describe`.
+ * `test/unit/cli-help.unit.test.ts` checks that every option yargs knows for a command is in this
+ * table for it, and the other way round.
  */
 import type { Argv, Options } from 'yargs';
 import { SANDBOX_MODES } from '../sandbox/modes.js';
@@ -26,6 +28,9 @@ export type CommandPath =
 /** How a flag's value is completed in the shell. */
 export type Completion = 'files' | 'dirs' | 'profiles';
 
+/** What a command uses beyond the flags every command has: its help shows the global flags of each. */
+export type FlagUse = 'db' | 'ollama' | 'profile';
+
 export interface Flag {
   /** As typed, without dashes: `max-iterations`. */
   name: string;
@@ -45,6 +50,13 @@ export interface Flag {
   complete?: Completion;
   /** Completion also offers `--no-NAME` (`--no-loop`, `--no-think`). */
   offerNegation?: boolean;
+  /**
+   * A global flag that only some commands' help shows: those that use a database (`db`), Ollama
+   * (`ollama`) or a profile (`profile`); help-layout.ts. A global flag without one is on every page.
+   */
+  use?: FlagUse;
+  /** The configuration key the flag sets for this invocation, above every file and variable (`llm.host`; agent-flags.ts `configFlags`). */
+  configKey?: string;
 }
 
 const AGENT_COMMANDS: readonly CommandPath[] = ['run', 'loop'];
@@ -52,7 +64,7 @@ const AGENT_COMMANDS: readonly CommandPath[] = ['run', 'loop'];
 /**
  * `--sandbox MODE` (issue 22), one definition for every command that runs the model's commands:
  * a command joins by adding its path to `SANDBOX_COMMANDS` (the queue and serve commands do) and
- * passing `configFlags(args)` to the config loader, which maps it to `sandbox.mode`.
+ * passing `configFlags(args)` to the config loader, which sets `sandbox.mode` (its `configKey`).
  */
 export const SANDBOX_COMMANDS: readonly CommandPath[] = ['run', 'loop', 'queue add', 'serve'];
 
@@ -62,6 +74,7 @@ export const SANDBOX_FLAG: Flag = {
   choices: SANDBOX_MODES,
   requiresArg: true,
   commands: SANDBOX_COMMANDS,
+  configKey: 'sandbox.mode',
   describe: "Run the shell tool's commands, user tools and a loop's checks in an OS sandbox (file tools obey its mode): workspace-write (write the tree and $TMPDIR only, no network), read-only, or off (else config sandbox, default off)",
 };
 const MODEL_COMMANDS: readonly CommandPath[] = ['run', 'loop', 'sessions compact'];
@@ -84,10 +97,34 @@ export const FLAGS: readonly Flag[] = [
   },
   { name: 'quiet', aliases: ['q'], kind: 'boolean', default: false, commands: 'global', describe: 'No progress or warnings on stderr' },
   { name: 'color', kind: 'boolean', default: true, commands: 'global', describe: 'Colour on a terminal (--no-color, or NO_COLOR)' },
-  { name: 'db', kind: 'string', commands: 'global', describe: 'PostgreSQL URL (else DATABASE_URL, else embedded PGlite)' },
-  { name: 'ollama-host', kind: 'string', commands: 'global', describe: 'Ollama URL (else OLLAMA_HOST, else http://127.0.0.1:11434)' },
-  { name: 'model', aliases: ['m'], kind: 'string', commands: 'global', describe: 'Model name, one that can call tools (else llm.model, default qwen3:8b)' },
-  { name: 'profile', aliases: ['p'], kind: 'string', commands: 'global', complete: 'profiles', describe: 'Profile id (else default_profile)' },
+  { name: 'db', kind: 'string', commands: 'global', use: 'db', configKey: 'db.url', describe: 'PostgreSQL URL (else DATABASE_URL, else embedded PGlite)' },
+  {
+    name: 'ollama-host',
+    kind: 'string',
+    commands: 'global',
+    use: 'ollama',
+    configKey: 'llm.host',
+    describe: 'Ollama URL (else OLLAMA_HOST, else http://127.0.0.1:11434)',
+  },
+  {
+    name: 'model',
+    aliases: ['m'],
+    kind: 'string',
+    commands: 'global',
+    use: 'ollama',
+    configKey: 'llm.model',
+    describe: 'Model name, one that can call tools (else llm.model, default qwen3:8b)',
+  },
+  {
+    name: 'profile',
+    aliases: ['p'],
+    kind: 'string',
+    commands: 'global',
+    complete: 'profiles',
+    use: 'profile',
+    configKey: 'default_profile',
+    describe: 'Profile id (else default_profile)',
+  },
 
   // navi run
   { name: 'file', aliases: ['f'], kind: 'string', commands: ['run'], complete: 'files', describe: 'Read the prompt from a file' },
@@ -141,9 +178,9 @@ export const FLAGS: readonly Flag[] = [
   { name: 'mcp-config', kind: 'string', commands: AGENT_COMMANDS, complete: 'files', describe: 'A JSON file with "mcpServers" (as .mcp.json): its servers are added for this run' },
   { name: 'add-dir', kind: 'string', commands: AGENT_COMMANDS, complete: 'dirs', describe: 'Accepted for a directory inside --cwd (the file tools reach all of it); one outside is exit 2' },
   { name: 'verbose', kind: 'boolean', commands: AGENT_COMMANDS, describe: 'Progress and warnings on stderr (the default; the opposite of --quiet)' },
-  { name: 'think', kind: 'string', offerNegation: true, commands: AGENT_COMMANDS, describe: 'Extended reasoning: low, medium or high (--no-think: off); sets llm.think for this run' },
-  { name: 'temperature', kind: 'string', requiresArg: true, commands: AGENT_COMMANDS, describe: 'Sampling temperature 0-2 for this run (sets llm.temperature)' },
-  { name: 'num-ctx', kind: 'integer', requiresArg: true, commands: AGENT_COMMANDS, describe: 'Context window in tokens for this run (sets llm.num_ctx)' },
+  { name: 'think', kind: 'string', offerNegation: true, commands: AGENT_COMMANDS, configKey: 'llm.think', describe: 'Extended reasoning: low, medium or high (--no-think: off); sets llm.think for this run' },
+  { name: 'temperature', kind: 'string', requiresArg: true, commands: AGENT_COMMANDS, configKey: 'llm.temperature', describe: 'Sampling temperature 0-2 for this run (sets llm.temperature)' },
+  { name: 'num-ctx', kind: 'integer', requiresArg: true, commands: AGENT_COMMANDS, configKey: 'llm.num_ctx', describe: 'Context window in tokens for this run (sets llm.num_ctx)' },
   SANDBOX_FLAG,
 
   // navi loop
@@ -255,6 +292,11 @@ export function flagsOf(command: CommandPath): Flag[] {
 /** The flags every command takes. */
 export function globalFlags(): Flag[] {
   return FLAGS.filter((f) => f.commands === 'global');
+}
+
+/** The flags that set a configuration key, in table order. */
+export function configKeyFlags(): Array<Flag & { configKey: string }> {
+  return FLAGS.filter((f): f is Flag & { configKey: string } => f.configKey !== undefined);
 }
 
 /** Every spelling of a flag as typed: `--max-iterations`, `--max-turns`, `-m`. */

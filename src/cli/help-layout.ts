@@ -7,22 +7,17 @@
  * the flag meant (usage-error.ts).
  */
 import type { Argv } from 'yargs';
+import { globalFlags, type FlagUse } from './flags.js';
 
-/** What a command uses beyond the flags every command has (cwd, config, output, quiet, color). */
-export type FlagUse = 'db' | 'ollama' | 'profile';
+export type { FlagUse };
 
-/** The global flags of each use (SPEC §3), as yargs names them. */
-const USE_FLAGS: Record<FlagUse, readonly string[]> = {
-  db: ['db'],
-  ollama: ['ollama-host', 'model'],
-  profile: ['profile'],
-};
+/** Every global flag (SPEC §3), as yargs names them, in table order: for telling them from a command's own. */
+export const GLOBAL_FLAGS: readonly string[] = globalFlags().map((f) => f.name);
 
-/** Global flags every command takes. */
-const BASE_FLAGS = ['cwd', 'config', 'output', 'quiet', 'color'] as const;
-
-/** Every global flag, for telling them from a command's own. */
-export const GLOBAL_FLAGS: readonly string[] = [...BASE_FLAGS, ...Object.values(USE_FLAGS).flat()];
+/** The global flags a command's help shows: those without a `use` (cwd, config, output, quiet, color) and those of its uses. */
+function usedGlobalFlags(uses: readonly FlagUse[]): Set<string> {
+  return new Set(globalFlags().filter((f) => f.use === undefined || uses.includes(f.use)).map((f) => f.name));
+}
 
 /** The widest help yargs lays out: beyond it, lines get hard to read. */
 const MAX_HELP_WIDTH = 100;
@@ -89,7 +84,7 @@ export interface CommandHelp {
  * command for usage errors.
  */
 export function commandHelp<T>(y: Argv<T>, help: CommandHelp): Argv<T> {
-  const used = new Set<string>([...BASE_FLAGS, ...help.uses.flatMap((u) => USE_FLAGS[u])]);
+  const used = usedGlobalFlags(help.uses);
   // getOptions() and getGroups() are public at runtime but missing from the typings.
   const api = y as unknown as { getOptions(): { key: Record<string, unknown>; alias: Record<string, string[]> }; getGroups(): Record<string, string[]> };
   const options = api.getOptions();

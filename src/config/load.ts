@@ -20,28 +20,22 @@ import { ignoredWarning, presentProjectFiles, projectFilesIgnored } from './proj
 import { applyFloor, parseFloor, SANDBOX_FLOOR_ENV } from '../sandbox/floor.js';
 import { CONFIG_KEYS, expandSandboxShorthand, NaviConfigSchema, type NaviConfig } from './schema.js';
 
-/** The global flags that feed configuration (as parsed by the CLI, camelCase). */
-export interface ConfigFlags {
-  /** `--ollama-host URL` → llm.host */
-  ollamaHost?: string;
-  /** `--model NAME` → llm.model */
-  model?: string;
-  /** `--db URL` → db.url */
-  db?: string;
-  /** `--profile ID` → default_profile */
-  profile?: string;
-  /**
-   * `--think [LEVEL]` / `--no-think` → llm.think: true, false, or "low" | "medium" | "high"
-   * (any other string is a config error naming the flag).
-   */
-  think?: boolean | string;
-  /** `--temperature T` → llm.temperature (text as typed: the schema names a bad one) */
-  temperature?: number | string;
-  /** `--num-ctx N` → llm.num_ctx */
-  numCtx?: number;
-  /** `--sandbox MODE` → sandbox.mode */
-  sandbox?: string;
+/**
+ * One configuration key set on the command line (`--ollama-host URL` → `llm.host`); flags are the
+ * highest layer. The CLI makes these from its flag table (cli/flags.ts, `configKey`), so this
+ * loader knows no flag names: each is only the label of its layer in messages and `sources`.
+ */
+export interface ConfigFlag {
+  /** As typed: `--ollama-host`. */
+  flag: string;
+  /** The dotted key it sets: `llm.host`. */
+  key: string;
+  /** As the flag gave it (the schema checks it, naming the flag). */
+  value: unknown;
 }
+
+/** The flags that set configuration keys, lowest precedence first (the last of two on one key wins). */
+export type ConfigFlags = readonly ConfigFlag[];
 
 /** An override above the config files: a task file's `loop` or `sandbox` block, `navi loop` flags. */
 export interface LoopOverride {
@@ -63,7 +57,7 @@ export interface LoadConfigOptions {
   configFile?: string;
   /** Environment (usually process.env). */
   env: Record<string, string | undefined>;
-  /** Global flags. */
+  /** The flags that set configuration keys (the CLI's `configFlags`). */
   flags?: ConfigFlags;
   /** Home directory, for `~/.config/navi/config.json` and `~/` in paths. */
   home: string;
@@ -112,17 +106,6 @@ const ENV_KEYS: ReadonlyArray<readonly [string, string, boolean]> = [
   ['DATABASE_URL', 'db.url', false],
   ['NAVI_DATA_DIR', 'db.data_dir', false],
   ['CONTEXT_MESSAGE_TOKEN_BUDGET', 'context_message_token_budget', true],
-];
-
-const FLAG_KEYS: ReadonlyArray<readonly [keyof ConfigFlags, string, string]> = [
-  ['ollamaHost', 'llm.host', '--ollama-host'],
-  ['model', 'llm.model', '--model'],
-  ['db', 'db.url', '--db'],
-  ['profile', 'default_profile', '--profile'],
-  ['think', 'llm.think', '--think'],
-  ['temperature', 'llm.temperature', '--temperature'],
-  ['numCtx', 'llm.num_ctx', '--num-ctx'],
-  ['sandbox', 'sandbox.mode', '--sandbox'],
 ];
 
 function setPath(target: Raw, dotted: string, value: unknown): void {
@@ -310,8 +293,7 @@ function envLayers(env: Record<string, string | undefined>, cwd: string, home: s
 
 function flagLayers(flags: ConfigFlags): Layer[] {
   const layers: Layer[] = [];
-  for (const [prop, key, flag] of FLAG_KEYS) {
-    const value = flags[prop];
+  for (const { flag, key, value } of flags) {
     if (value === undefined) continue;
     const raw: Raw = {};
     setPath(raw, key, value);
@@ -356,7 +338,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   for (const file of opts.mcpConfigFiles ?? []) layers.push(mcpConfigLayer(file, opts));
   layers.push(...(opts.loopOverrides ?? []).filter((o) => o.values !== undefined).map(overrideLayer));
   layers.push(...envLayers(opts.env, opts.cwd, opts.home));
-  layers.push(...flagLayers(opts.flags ?? {}));
+  layers.push(...flagLayers(opts.flags ?? []));
 
   const merged = layers.reduce<Raw>((acc, layer) => deepMerge(acc, layer.raw), {});
   const result = NaviConfigSchema.safeParse(merged);

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SHELL_DENY } from '../../src/config/defaults.js';
+import { configFlags, type AgentFlagArgs } from '../../src/cli/agent-flags.js';
+import type { GlobalArgs } from '../../src/cli/global-args.js';
 import { loadConfig, type ConfigFlags, type LoadConfigOptions } from '../../src/config/load.js';
 import { assertLoopSafety, isMaxIterationsExplicit } from '../../src/config/loop-guard.js';
 import { defaultConfig } from '../../src/config/schema.js';
@@ -22,6 +24,11 @@ beforeEach(() => {
 afterEach(() => s.cleanup());
 
 const USER_FILE = 'home/.config/navi/config.json';
+
+/** Flags as the CLI hands them to loadConfig: `configFlags` reads the flag table's `configKey`s. */
+function flags(args: Partial<GlobalArgs & AgentFlagArgs>): ConfigFlags {
+  return configFlags({ output: 'text', quiet: false, color: true, ...args });
+}
 
 function load(extra: Partial<LoadConfigOptions> = {}) {
   return loadConfig({ cwd, home, env: {}, ...extra });
@@ -91,15 +98,14 @@ describe('precedence: flags > env > project file > user file > defaults', () => 
   it.each(cases)('$name → $want', ({ user, project, env, flag, want }) => {
     if (user) s.write(USER_FILE, { llm: { model: user } });
     if (project) s.write('proj/.nav-config.json', { llm: { model: project } });
-    const flags: ConfigFlags = flag ? { model: flag } : {};
-    const { config } = load({ env: env ? { NAVI_MODEL: env } : {}, flags });
+    const { config } = load({ env: env ? { NAVI_MODEL: env } : {}, flags: flags(flag ? { model: flag } : {}) });
     expect(config.llm.model).toBe(want);
   });
 
   it('deep-merges blocks: keys from lower layers survive a higher layer that sets others', () => {
     s.write(USER_FILE, { llm: { num_ctx: 8192, model: 'u' }, loop_mode: { stagnation_threshold: 4 } });
     s.write('proj/.nav-config.json', { llm: { model: 'p' }, loop_mode: { max_iterations: 9 } });
-    const { config, sources } = load({ flags: { ollamaHost: 'http://gpu:11434' } });
+    const { config, sources } = load({ flags: flags({ ollamaHost: 'http://gpu:11434' }) });
     expect(config.llm).toMatchObject({ num_ctx: 8192, model: 'p', host: 'http://gpu:11434', think: true });
     expect(config.loop_mode).toMatchObject({ stagnation_threshold: 4, max_iterations: 9, enabled: false });
     expect(sources).toEqual([join('~', '.config', 'navi', 'config.json'), '.nav-config.json', '--ollama-host']);
@@ -113,12 +119,14 @@ describe('precedence: flags > env > project file > user file > defaults', () => 
 
   it('every flag lands on its key', () => {
     const { config } = load({
-      flags: { ollamaHost: 'gpu:9999', model: 'llama3', db: 'postgres://u@h/db', profile: 'coder' },
+      flags: flags({ ollamaHost: 'gpu:9999', model: 'llama3', db: 'postgres://u@h/db', profile: 'coder', think: 'low', temperature: '0.3', numCtx: 4096, sandbox: 'read-only' }),
     });
     expect(config.llm.host).toBe('http://gpu:9999');
     expect(config.llm.model).toBe('llama3');
     expect(config.db.url).toBe('postgres://u@h/db');
     expect(config.default_profile).toBe('coder');
+    expect(config.llm).toMatchObject({ think: 'low', temperature: 0.3, num_ctx: 4096 });
+    expect(config.sandbox.mode).toBe('read-only');
   });
 
   it('every environment variable lands on its key', () => {
@@ -276,14 +284,15 @@ describe('bad values name the file, the key, what is allowed and what was given'
   });
 
   it('--think: a level or a boolean from the flags (`flags.think`) lands on llm.think; anything else names the flag', () => {
-    for (const think of ['low', 'medium', 'high', true, false] as const) expect(load({ flags: { think } }).config.llm.think).toBe(think);
+    for (const think of ['low', 'medium', 'high', true, false] as const) expect(load({ flags: flags({ think }) }).config.llm.think).toBe(think);
     expect(load({}).config.llm.think).toBe(true);
-    expect(configError({ flags: { think: 'extreme' } })).toBe('--think: must be true, false, or one of "low", "medium", "high" (got "extreme")');
+    // The CLI refuses it first (agent-flags.ts thinkFlag); the loader names the flag too.
+    expect(configError({ flags: [{ flag: '--think', key: 'llm.think', value: 'extreme' }] })).toBe('--think: must be true, false, or one of "low", "medium", "high" (got "extreme")');
   });
 
   it('a bad flag names the flag', () => {
-    expect(configError({ flags: { db: 'sqlite://x' } })).toBe('--db: must be a postgres:// or postgresql:// URL (got "sqlite://x")');
-    expect(configError({ flags: { profile: '' } })).toMatch(/^--profile: must be a profile id/);
+    expect(configError({ flags: flags({ db: 'sqlite://x' }) })).toBe('--db: must be a postgres:// or postgresql:// URL (got "sqlite://x")');
+    expect(configError({ flags: flags({ profile: '' }) })).toMatch(/^--profile: must be a profile id/);
   });
 });
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig, type ConfigFlags } from '../../src/config/load.js';
 import { parseTaskText } from '../../src/loop/task-file.js';
 import { queueTiming } from '../../src/queue/engine.js';
 import { retryDelays, withRetries } from '../../src/queue/git-retry.js';
@@ -149,7 +149,7 @@ describe('the backoff of a failing clone', () => {
 describe('loadConfig under a worker', () => {
   let s: Scratch;
   afterEach(() => s?.cleanup());
-  const load = (env: Record<string, string>, extra: { flags?: Record<string, string>; sandboxTask?: unknown } = {}) =>
+  const load = (env: Record<string, string>, extra: { flags?: ConfigFlags; sandboxTask?: unknown } = {}) =>
     loadConfig({
       cwd: s.root,
       env,
@@ -164,8 +164,8 @@ describe('loadConfig under a worker', () => {
     const floor = { NAVI_SANDBOX_FLOOR: 'workspace-write' };
     expect(load(floor).config.sandbox).toMatchObject(p('workspace-write'));
     expect(load(floor, { sandboxTask: 'off' }).config.sandbox).toMatchObject(p('workspace-write'));
-    expect(load(floor, { flags: { sandbox: 'off' } }).config.sandbox).toMatchObject(p('workspace-write'));
-    expect(load(floor, { flags: { sandbox: 'read-only' } }).config.sandbox).toMatchObject(p('read-only'));
+    expect(load(floor, { flags: [{ flag: '--sandbox', key: 'sandbox.mode', value: 'off' }] }).config.sandbox).toMatchObject(p('workspace-write'));
+    expect(load(floor, { flags: [{ flag: '--sandbox', key: 'sandbox.mode', value: 'read-only' }] }).config.sandbox).toMatchObject(p('read-only'));
     // Without a floor, the same layers say off.
     expect(load({}, { sandboxTask: 'off' }).config.sandbox).toMatchObject(p('off', true));
   });

@@ -194,7 +194,7 @@ describe('configuration', () => {
       expect(override).toBeDefined();
       const overrides = override ? [override] : [];
       expect(loadConfig({ cwd: dir, env: {}, home: dir, loopOverrides: overrides }).config.sandbox).toMatchObject({ mode: 'workspace-write', network: true });
-      expect(loadConfig({ cwd: dir, env: {}, home: dir, loopOverrides: overrides, flags: { sandbox: 'read-only' } }).config.sandbox).toMatchObject({
+      expect(loadConfig({ cwd: dir, env: {}, home: dir, loopOverrides: overrides, flags: [{ flag: '--sandbox', key: 'sandbox.mode', value: 'read-only' }] }).config.sandbox).toMatchObject({
         mode: 'read-only',
         network: true,
       });

@@ -7,8 +7,10 @@
  */
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { COMMAND_MODULES } from '../../src/cli/command-modules/index.js';
 import { COMPLETION_TREE, GLOBAL_FLAGS } from '../../src/cli/completion-script.js';
 import { FLAGS, flagsOf, globalFlags, spellings, type CommandPath } from '../../src/cli/flags.js';
+import { COMMANDS } from '../../src/cli/shorthand.js';
 import { runInProcess } from '../support/in-process.js';
 
 /** Every command and subcommand navi has (a new one must be added here and to the table). */
@@ -124,6 +126,10 @@ describe('the flag table', () => {
     }
     // No table entry names a command that does not exist.
     for (const path of tabled) expect(COMMAND_PATHS, path).toContain(path);
+  });
+
+  it('the command modules are the command words the shorthand and the bin know (COMMANDS)', () => {
+    expect(COMMAND_MODULES.map((m) => String(m.command).split(' ')[0]).sort()).toEqual([...COMMANDS].sort());
   });
 });
 
