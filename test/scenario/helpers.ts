@@ -8,8 +8,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
 import { validateEvent } from '../../src/agent/events.js';
-import { cleanEnv, makeTempDir, runNavi, stackLines, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
+import { cleanEnv, makeTempDir, stackLines, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
 import type { Backend, TestDatabase } from '../support/databases.js';
+import { runNaviWhereItCan } from '../support/in-process-cli.js';
 import { startFakeOllama, type FakeOllama, type FakeScript, type RecordedRequest } from '../support/fake-ollama.js';
 
 /**
@@ -77,7 +78,7 @@ export async function scenario(backend: Backend, script: FakeScript): Promise<Sc
     db,
     cwd,
     env,
-    navi: (args, opts = {}) => runNavi(argv(args, opts), options(opts)),
+    navi: (args, opts = {}) => runNaviWhereItCan(argv(args, opts), options(opts)),
     start: (args, opts = {}) => startNavi(argv(args, opts), options(opts)),
     chats: () => fake.requests.filter((r) => r.path === '/api/chat'),
   };
