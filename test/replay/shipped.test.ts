@@ -69,7 +69,6 @@ forEachBackend(
       );
     });
   },
-  { only: 'pglite' },
 );
 
 /** The demo's fixed git identity, as `demoEnv` sets it. */

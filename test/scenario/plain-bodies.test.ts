@@ -60,6 +60,5 @@ describe('fast and plain request bodies', () => {
         expect(plain).toEqual(fast);
       }, LONG_SCENARIO_TIMEOUT_MS);
     },
-    { only: 'pglite' },
   );
 });

@@ -107,5 +107,4 @@ forEachBackend(
       }, SCENARIO_TIMEOUT_MS);
     });
   },
-  { only: 'pglite' },
 );

@@ -130,6 +130,5 @@ describe.skipIf(!HAVE_CHROMIUM)('navi serve against hostile pages (Chromium)', (
         T,
       );
     },
-    { only: 'pglite' },
   );
 });
