@@ -12,7 +12,7 @@ import type { CliHost } from '../../src/cli/host.js';
 import { runFast } from '../../src/cli/run-entry.js';
 import { parseRunFast } from '../../src/cli/fast-run.js';
 import { expandShorthand } from '../../src/cli/shorthand.js';
-import { runNavi, type JsonObject, type NaviResult, type RunOptions } from './cli.js';
+import { censusTestFile, runNavi, type JsonObject, type NaviResult, type RunOptions } from './cli.js';
 
 /** A stream that keeps what is written to it, as a pipe would show it (not a terminal). */
 class Collector extends Writable {
@@ -111,5 +111,5 @@ function countForCensus(args: readonly string[], env: Record<string, string>): v
   const log = process.env.NAVI_CENSUS_LOG;
   if (log === undefined || log === '') return;
   const store = env.DATABASE_URL !== undefined || args.includes('--db') ? 'postgres' : 'pglite';
-  fs.appendFileSync(log, `${JSON.stringify({ args, inProcess: true, store })}\n`);
+  fs.appendFileSync(log, `${JSON.stringify({ args, inProcess: true, store, test: censusTestFile() })}\n`);
 }
