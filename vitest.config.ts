@@ -2,8 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The unit tier, by name: `*.unit.test.ts` is a test that reaches no built CLI, no database (PGlite or
- * server) and no browser — `npm run test:unit`, seconds. `npm test` runs these and every end-to-end tier
- * (scenario, loop-scenario, faults, fuzz, security, tty, store).
+ * server) and no browser — `npm run test:unit`, seconds. `scripts/check-imports.js` (`npm run lint`)
+ * holds the name to that both ways (scripts/test-tiers.js): a unit file that reaches one fails, and so does
+ * a `*.test.ts` that reaches none. `npm test` runs these and every end-to-end tier (scenario,
+ * loop-scenario, faults, fuzz, security, tty, store).
  */
 const UNIT = ['src/**/*.unit.test.ts', 'test/**/*.unit.test.ts'];
 
