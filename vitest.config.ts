@@ -1,36 +1,16 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 
 /**
- * The logic tiers: no built CLI, no database (PGlite or server) — `npm run test:unit`, seconds.
- * `npm test` runs these and every end-to-end tier (scenario, loop-scenario, faults, fuzz, security,
- * tty, store).
+ * The unit tier, by name: `*.unit.test.ts` is a test that reaches no built CLI, no database (PGlite or
+ * server) and no browser — `npm run test:unit`, seconds. `scripts/check-imports.js` (`npm run lint`)
+ * holds the name to that both ways (scripts/test-tiers.js): a unit file that reaches one fails, and so does
+ * a `*.test.ts` that reaches none. `npm test` runs these and every end-to-end tier (scenario,
+ * loop-scenario, faults, fuzz, security, tty, store).
  */
-const UNIT = [
-  'test/unit/**/*.test.ts',
-  'test/agent/**/*.test.ts',
-  'test/llm/**/*.test.ts',
-  'test/loop/**/*.test.ts',
-  'test/loop-runner/pieces.test.ts',
-  'test/planning/**/*.test.ts',
-  'test/tools/**/*.test.ts',
-  'test/config/**/*.test.ts',
-  'test/compression/**/*.test.ts',
-  'test/user-tools/**/*.test.ts',
-  'test/mcp/**/*.test.ts',
-  'test/store/lock.test.ts',
-  'test/report/**/*.test.ts',
-  'test/queue/rules.test.ts',
-  'test/queue/loop-request.test.ts',
-  'test/serve/request-guard.test.ts',
-  'test/serve/serve-rules.test.ts',
-  'test/queue/trust-rules.test.ts',
-  'test/serve-page/*-model.test.ts',
-];
-/** Inside those folders, but runs the built CLI on both backends. */
-const NOT_UNIT = ['test/config/keep-alive-wire.test.ts'];
+const UNIT = ['src/**/*.unit.test.ts', 'test/**/*.unit.test.ts'];
 
 /**
- * Does navi work on this Node version (issue 40): the logic tiers, the store's contract tests (PGlite, and
+ * Does navi work on this Node version (issue 40): the unit tier, the store's contract tests (PGlite, and
  * PostgreSQL with DATABASE_URL), a smoke run of every command and the installed bin's caches (which differ by
  * Node version). `.ci/run` runs it on Node 24 beside
  * `npm test` on the machine's Node; `npm run test:compat`, or on another Node:
@@ -39,7 +19,7 @@ const NOT_UNIT = ['test/config/keep-alive-wire.test.ts'];
 const COMPAT = [...UNIT, 'test/store/*.test.ts', 'test/smoke/**/*.test.ts', 'test/cli/package-install.test.ts'];
 
 /**
- * NAVI_TIER: unset → everything (`npm test`); `unit` → UNIT; `compat` → COMPAT; `stress` → heavy,
+ * NAVI_TIER: unset → everything (`npm test`); `unit` → UNIT (`*.unit.test.ts`); `compat` → COMPAT; `stress` → heavy,
  * timing-driven versions of races (`test/stress/*.stress.ts`, `npm run test:stress`), never part of `npm test`.
  */
 const tier = process.env.NAVI_TIER;
@@ -50,7 +30,6 @@ const include = tier ? (TIERS[tier] ?? []) : ['src/**/*.test.ts', 'test/**/*.tes
 export default defineConfig({
   test: {
     include,
-    exclude: [...configDefaults.exclude, ...(tier === 'unit' || tier === 'compat' ? NOT_UNIT : [])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Scenario tests spawn the built CLI and open databases, so the suite is CPU-bound; with one

@@ -25,7 +25,9 @@ const WITH_SUBCOMMAND = new Set(['sessions', 'queue', 'tasks', 'runs', 'memory',
 const COMMANDS = new Set(['run', 'loop', 'tasks', 'runs', 'sessions', 'profiles', 'memory', 'mcp', 'db', 'doctor', 'init', 'completion', 'queue', 'worker', 'serve']);
 
 /**
- * @typedef {{ args: string[], cpuMs: number, sysMs: number, faults: number, wallMs: number, code: number }} Entry
+ * @typedef {{ args: string[], cpuMs: number, sysMs: number, faults: number, wallMs: number, code: number, test?: string }} Entry
+ * A run in the test's process (test/support/in-process-cli.ts): no process, so no CPU of its own.
+ * @typedef {{ args: string[], inProcess: true, store: 'pglite' | 'postgres', test?: string }} InProcessEntry
  */
 
 /** @param {string[]} args */
@@ -39,11 +41,13 @@ function commandOf(args) {
 
 /** @param {string} file */
 function summary(file) {
-  const entries = fs
+  const all = fs
     .readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line !== '')
-    .map((line) => /** @type {Entry} */ (JSON.parse(line)));
+    .map((line) => /** @type {Entry | InProcessEntry} */ (JSON.parse(line)));
+  const entries = /** @type {Entry[]} */ (all.filter((e) => !('inProcess' in e)));
+  const inProcess = /** @type {InProcessEntry[]} */ (all.filter((e) => 'inProcess' in e));
   /** @type {Map<string, { n: number, cpuMs: number, sysMs: number }>} */
   const groups = new Map();
   for (const e of entries) {
@@ -55,9 +59,27 @@ function summary(file) {
     groups.set(key, g);
   }
   const total = entries.reduce((s, e) => s + e.cpuMs, 0);
-  const out = [`${entries.length} processes, ${(total / 1000).toFixed(0)} s of CPU`, 'command\tstore\tprocesses\tCPU s\tmean ms\tsystem %'];
+  const pglite = entries.filter((e) => e.faults > PGLITE_FAULTS).length;
+  const out = [
+    `${entries.length} processes (${pglite} opened PGlite), ${(total / 1000).toFixed(0)} s of CPU`,
+    `${inProcess.length} runs in the tests' processes (${inProcess.filter((e) => e.store === 'pglite').length} on PGlite)`,
+    'command\tstore\tprocesses\tCPU s\tmean ms\tsystem %',
+  ];
   for (const [key, g] of [...groups].sort((a, b) => b[1].cpuMs - a[1].cpuMs)) {
     out.push(`${key}\t${g.n}\t${(g.cpuMs / 1000).toFixed(1)}\t${(g.cpuMs / g.n).toFixed(0)}\t${((100 * g.sysMs) / Math.max(1, g.cpuMs)).toFixed(0)}`);
+  }
+  /** @type {Map<string, { n: number, pglite: number, cpuMs: number }>} */
+  const files = new Map();
+  for (const e of entries) {
+    const f = files.get(e.test ?? '') ?? { n: 0, pglite: 0, cpuMs: 0 };
+    f.n += 1;
+    if (e.faults > PGLITE_FAULTS) f.pglite += 1;
+    f.cpuMs += e.cpuMs;
+    files.set(e.test ?? '', f);
+  }
+  out.push('', 'test file\tprocesses\tPGlite\tCPU s');
+  for (const [name, f] of [...files].sort((a, b) => b[1].cpuMs - a[1].cpuMs).slice(0, 30)) {
+    out.push(`${name || '(not known)'}\t${f.n}\t${f.pglite}\t${(f.cpuMs / 1000).toFixed(1)}`);
   }
   process.stdout.write(out.join('\n') + '\n');
 }
@@ -86,6 +108,7 @@ if (process.argv[2] === '--summary') {
       faults: usage.minorPageFault,
       wallMs: Date.now() - started,
       code,
+      test: process.env.NAVI_CENSUS_TEST ?? '',
     };
     // One write of one line: appends from concurrent processes do not interleave.
     fs.appendFileSync(log, JSON.stringify(entry) + '\n');

@@ -12,12 +12,17 @@
  *
  * Every import counts, type-only and lazy ones included: a type cycle is still two files that
  * cannot be understood apart, and a lazy upward import is still an upward dependency.
+ *
+ * Then the test tiers (issue 36, scripts/test-tiers.js): a `*.unit.test.ts` — what
+ * `npm run test:unit` runs — must reach no built CLI, database or browser through the names it
+ * imports, and a `*.test.ts` that reaches none must be named `*.unit.test.ts`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
 import ts from 'typescript';
+import { tierProblems } from './test-tiers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = path.join(ROOT, 'src');
@@ -153,7 +158,21 @@ for (const component of components) {
   problems.push(`import cycle: ${cycle.map((f) => `src/${f}`).join(' → ')}${rest}`);
 }
 
+const testFiles = ['src', 'test']
+  .flatMap((dir) => fs.readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' }).map((f) => `${dir}/${f.split(path.sep).join('/')}`))
+  .filter((f) => /\.test\.[cm]?ts$/.test(f))
+  .sort();
+/** @param {string} file @returns {string | undefined} */
+function readRepoFile(file) {
+  try {
+    return fs.readFileSync(path.join(ROOT, file), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+problems.push(...tierProblems(testFiles, readRepoFile));
+
 if (problems.length > 0) {
-  process.stderr.write(`${problems.join('\n')}\ncheck-imports: ${problems.length} problem(s) in ${files.length} files\n`);
+  process.stderr.write(`${problems.join('\n')}\ncheck-imports: ${problems.length} problem(s) in ${files.length} files of src/ and ${testFiles.length} test files\n`);
   process.exitCode = 1;
 }

@@ -69,6 +69,7 @@ export async function withAgentCommand<T>(args: GlobalArgs, host: CliHost, opts:
           const forced = opts.forcedExit?.(ids) ?? { message: '' };
           output.resultSync(forcedExitResult(started, forced.message, forced.extra ?? {}));
         },
+    host.ownsProcess,
   );
   const scope: CommandScope = {
     output,

@@ -22,9 +22,11 @@ export interface StopHandle {
 
 /**
  * `onFirst` runs on the first signal (say "stopping…"); `onForce` runs synchronously just before
- * a second SIGINT exits, so json modes can still write a final `result`.
+ * a second SIGINT exits, so json modes can still write a final `result`. `listen: false` (a
+ * command run in a test's process, which is not its own) installs nothing: the handle's signal
+ * then never aborts, and the process's signals stay the process's.
  */
-export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onForce?: () => void): StopHandle {
+export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onForce?: () => void, listen = true): StopHandle {
   const controller = new AbortController();
   let stoppedBy: NodeJS.Signals | null = null;
   const handler = (sig: NodeJS.Signals): void => {
@@ -42,6 +44,7 @@ export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onF
   };
   let current: (sig: NodeJS.Signals) => void = handler;
   const swap = (next: ((sig: NodeJS.Signals) => void) | null): void => {
+    if (!listen) return;
     process.off('SIGINT', current);
     process.off('SIGTERM', current);
     if (next === null) return;
@@ -49,8 +52,10 @@ export function installStopHandlers(onFirst?: (sig: NodeJS.Signals) => void, onF
     process.on('SIGINT', current);
     process.on('SIGTERM', current);
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  if (listen) {
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+  }
   let settled = false;
   return {
     signal: controller.signal,

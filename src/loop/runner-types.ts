@@ -43,8 +43,6 @@ export interface LoopRunOptions {
     /** `--clarify TEXT`: told to the model in the next iteration; an aborted run starts over its stagnation count. */
     clarify?: string;
   };
-  /** Environment for checks and the ticket command (default navi's own). */
-  checkEnv?: NodeJS.ProcessEnv;
   /** Called once the run exists, before its first event (the CLI sets the event envelope). */
   onOpen?: (ids: { runId: string; sessionId: string }) => void;
   /** Where to tell a person the run waits on them, failed or ended (notify-hook.ts); absent: nobody. */

@@ -252,7 +252,8 @@ class LoopRunner {
       cwd: this.cwd,
       signal: this.opts.signal,
       redact: this.opts.turn.redact,
-      ...(this.opts.checkEnv ? { env: this.opts.checkEnv } : {}),
+      // The invocation's environment, as the model's commands get it (with LOOP_ENV: a check that runs navi never loops).
+      ...(this.opts.turn.shell.env ? { env: this.opts.turn.shell.env } : {}),
       ...(sandbox ? { sandbox, onSandboxRefusal: (what: string, message: string) => refused.push({ what, message }) } : {}),
     };
     const ticketDef = this.opts.task.ticket;

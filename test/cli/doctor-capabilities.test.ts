@@ -212,5 +212,4 @@ forEachBackend(
       }, SCENARIO_TIMEOUT_MS);
     });
   },
-  { only: 'pglite' },
 );

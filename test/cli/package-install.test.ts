@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama } from '../support/fake-ollama.js';
+import { fakeOllamaForFile } from '../support/fake-ollama-harness.js';
 
 /** Hang guard: far above a run of a few hundred milliseconds on a loaded machine. */
 const RUN_TIMEOUT_MS = 60_000;
@@ -30,7 +30,7 @@ const NODE_COMPILE_CACHE = typeof (Module as { enableCompileCache?: unknown }).e
 let tmp = '';
 let pkgDir = '';
 let bin = '';
-let fake: FakeOllama;
+const fake = fakeOllamaForFile({ turns: [] });
 let before = '';
 
 /** Every file below `dir` with its size and modification time (symlinks not followed). */
@@ -107,7 +107,7 @@ async function oneShot(cacheHome: string | undefined): Promise<void> {
   expect(r.stdout.trim()).toBe(ANSWER);
 }
 
-beforeAll(async () => {
+beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'navi-pkg-install-'));
   for (const d of ['home', 'work', 'prefix/lib/node_modules']) fs.mkdirSync(path.join(tmp, d), { recursive: true });
   // --ignore-scripts: dist/ is already built (npm test builds first); prepare would rebuild it under running tests.
@@ -121,11 +121,9 @@ beforeAll(async () => {
   bin = path.join(pkgDir, 'dist/cli/main.cjs');
   execFileSync('chmod', ['-R', 'a-w', pkgDir]);
   before = listing(pkgDir);
-  fake = await startFakeOllama({ turns: [] });
 }, TEST_TIMEOUT_MS);
 
-afterAll(async () => {
-  await fake?.close();
+afterAll(() => {
   if (pkgDir) execFileSync('chmod', ['-R', 'u+w', pkgDir]);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });

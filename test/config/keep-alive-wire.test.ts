@@ -35,5 +35,4 @@ forEachBackend(
       expect(s.chats()).toEqual([]);
     }, SCENARIO_TIMEOUT_MS);
   },
-  { only: 'pglite' },
 );

@@ -7,7 +7,6 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -17,6 +16,7 @@ import type { ChatMessage } from '../../src/llm/types.js';
 import type { Store, StoredMessage } from '../../src/store/types.js';
 import { makeTempDir, stackLines, type JsonObject, type NaviResult } from '../support/cli.js';
 import { databaseHandle, type Backend, type TestDatabase } from '../support/databases.js';
+import { closedPort } from '../support/ports.js';
 import { describeRun } from '../scenario/helpers.js';
 
 export {
@@ -359,15 +359,6 @@ export function fillDisk(dir: string): void {
   fs.closeSync(fd);
 }
 
-/** A free TCP port on 127.0.0.1 (bound, then released). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** The newest PostgreSQL server binaries installed (`/usr/lib/postgresql/<v>/bin`), if any. */
 export function postgresBinDir(): string | undefined {
   const base = '/usr/lib/postgresql';
@@ -420,7 +411,7 @@ export class OwnPostgres {
     if (bin === undefined) throw new Error('no PostgreSQL binaries');
     const dir = fs.mkdtempSync(path.join(parent, 'navi-fault-pg-'));
     execFileSync('chown', ['postgres:postgres', dir]);
-    const pg = new OwnPostgres(bin, dir, await freePort());
+    const pg = new OwnPostgres(bin, dir, await closedPort());
     await OwnPostgres.asPostgres(bin, 'initdb', ['-D', pg.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
     await pg.start();
     return pg;

@@ -111,7 +111,7 @@ forEachBackend((backend) => {
       for (const bytes of later) expect(bytes, 'bytes of a request after the big call').toBeLessThan(1_000_000);
       expect((stored.messages[4]?.tool_calls?.[0]?.arguments as { content: string }).content === content, 'the call is stored whole').toBe(true);
       // Linearity of reading the line is asserted load-independently (a CPU-time ratio) in
-      // test/llm/ollama-client-stream.test.ts; the figures above are for the report.
+      // test/llm/ollama-client-stream.unit.test.ts; the figures above are for the report.
     }, LONG_SCENARIO_TIMEOUT_MS);
 
     it('an endless think stream: the chunk timer never fires while chunks flow, SIGINT stops it (exit 130), the thinking is kept', async () => {

@@ -233,5 +233,6 @@ forEachBackend(
       }, LONG_SCENARIO_TIMEOUT_MS);
     });
   },
+  // PGlite's own failures: a data directory that cannot be written, a full disk under it.
   { only: 'pglite' },
 );

@@ -5,9 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
-import { startFakeOllama } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
 import { MEMORY_CACHE_FILE } from '../../src/cli/memory-cache.js';
 import { tempDir, until } from '../scenario/helpers.js';
 import { describeRun, expectExit, fixIteration, lookIteration, loopRepo, scenario, script } from './helpers.js';
@@ -18,8 +18,7 @@ forEachBackend(
       it('outlives the run that held the directory: completes, every iteration stored', async () => {
         const s = await scenario(backend, script(lookIteration(), fixIteration()));
         loopRepo(s.cwd);
-        const fakeA = await startFakeOllama({ turns: [{ content: 'answer of A' }] });
-        onTestFinished(() => fakeA.close());
+        const fakeA = await fakeOllama({ turns: [{ content: 'answer of A' }] });
         const releaseA = fakeA.holdChats();
         const a = s.start(['--ollama-host', fakeA.url, 'run', '-o', 'json', 'holder'], { host: false, cwd: tempDir('holder') });
         await until(() => fakeA.requests.some((r) => r.path === '/api/chat'), 30_000, "the holder's chat request");

@@ -10,8 +10,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { closedPort } from '../support/ports.js';
 import { dumpDatabase } from '../security/helpers.js';
-import { closedPort, expectFailure } from '../scenario/helpers.js';
+import { expectFailure } from '../scenario/helpers.js';
 import { eventsOf, expectExit, expectLoopStream, fixIteration, lookIteration, loopRepo, resultOf, scenario, script } from '../loop-scenario/helpers.js';
 import { startReceiver } from './receiver.js';
 

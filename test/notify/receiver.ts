@@ -4,8 +4,8 @@
  * hangs: the request stays open until the client gives up or the receiver closes).
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
+import { listenOnLoopback } from '../support/ports.js';
 
 export interface Received {
   method: string;
@@ -61,8 +61,7 @@ export async function startReceiver(answer: (req: Received) => Answer = () => ({
       res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.status < 300 ? 'ok' : 'no');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  rec.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  rec.base = `http://127.0.0.1:${await listenOnLoopback(server)}`;
   onTestFinished(() => rec.close());
   return rec;
 }

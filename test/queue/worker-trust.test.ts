@@ -13,7 +13,8 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, runNavi, stackLines, type JsonObject, type NaviProcess } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama, type FakeTurn } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeOllama, FakeTurn } from '../support/fake-ollama.js';
 import { startReceiver } from '../notify/receiver.js';
 import { ADMIN_URL, freshDatabase, listJobs, peekJobs, queueEnv, startWorker, taskRepo, waitUntil, workerEvents } from './helpers.js';
 
@@ -73,8 +74,7 @@ describe.skipIf(ADMIN_URL === undefined)('navi worker trusts its operator, not t
   async function setup(turns: FakeTurn[] = [], extra: Record<string, string> = {}): Promise<{ url: string; fake: FakeOllama; env: Record<string, string>; home: string }> {
     const db = await freshDatabase();
     cleanups.push(db.drop);
-    const fake = await startFakeOllama({ turns });
-    cleanups.push(() => fake.close());
+    const fake = await fakeOllama({ turns });
     const home = makeTempDir('queue-operator');
     // The worker's clone of a URL has no user.name: the check's commit takes it from here.
     const identity = { GIT_AUTHOR_NAME: 'Worker', GIT_AUTHOR_EMAIL: 'worker@test', GIT_COMMITTER_NAME: 'Worker', GIT_COMMITTER_EMAIL: 'worker@test' };

@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { runNavi, type NaviProcess } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeOllama } from '../support/fake-ollama.js';
 import { ADMIN_URL, addJob, freshDatabase, listJobs, peekJobs, queueEnv, startWorker, taskRepo, waitUntil, workerEvents, type JobRow } from './helpers.js';
 
 const TEST_TIMEOUT_MS = 300_000;
@@ -20,8 +21,7 @@ describe.skipIf(ADMIN_URL === undefined)('navi queue and navi worker on PostgreS
   async function setup(): Promise<{ url: string; fake: FakeOllama; repo: string; env: Record<string, string> }> {
     const db = await freshDatabase();
     cleanups.push(db.drop);
-    const fake = await startFakeOllama({ turns: [] });
-    cleanups.push(() => fake.close());
+    const fake = await fakeOllama({ turns: [] });
     const repo = taskRepo();
     const env = queueEnv(db.url, fake.url);
     const migrated = await runNavi(['db', 'migrate'], { cwd: repo, env });

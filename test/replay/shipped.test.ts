@@ -10,9 +10,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { closedPort, describeRun, eventsOf, expectValidStream, LONG_SCENARIO_TIMEOUT_MS, resultOf, tempDir } from '../scenario/helpers.js';
+import { describeRun, eventsOf, expectValidStream, LONG_SCENARIO_TIMEOUT_MS, resultOf, tempDir } from '../scenario/helpers.js';
 import { cleanEnv, runNavi } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
+import { closedPort } from '../support/ports.js';
 import { CASES, GIT_ENV, prepareProject, recordingOf } from './replay-cases.js';
 import { demoEnv, prepareDemoProject, RECORDING as DEMO_RECORDING } from '../../scripts/demo-project.js';
 
@@ -68,7 +69,6 @@ forEachBackend(
       );
     });
   },
-  { only: 'pglite' },
 );
 
 /** The demo's fixed git identity, as `demoEnv` sets it. */

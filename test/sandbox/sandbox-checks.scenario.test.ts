@@ -10,6 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { listenOnLoopback } from '../support/ports.js';
 import { outsideDir } from './outside.js';
 import type { FakeTurn } from '../support/fake-ollama.js';
 import { LONG_SCENARIO_TIMEOUT_MS } from '../scenario/helpers.js';
@@ -103,10 +104,8 @@ forEachBackend(
             socket.on('error', () => undefined);
             socket.end('hello\n');
           });
-          await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+          const port = await listenOnLoopback(server);
           try {
-            const address = server.address();
-            const port = typeof address === 'object' && address !== null ? address.port : 0;
             const js = `require('net').connect(${port},'127.0.0.1').on('connect',()=>process.exit(0)).on('error',(e)=>{console.error(e.message);process.exit(1)})`;
             const check = ['checks:', `  - { name: net, run: ${JSON.stringify(`"${process.execPath}" -e "${js}"`)}, timeout_s: 60 }`];
             for (const network of [false, true]) {

@@ -57,5 +57,4 @@ forEachBackend(
       );
     });
   },
-  { only: 'pglite' },
 );

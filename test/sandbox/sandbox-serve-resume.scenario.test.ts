@@ -35,5 +35,4 @@ forEachBackend(
       );
     });
   },
-  { only: 'pglite' },
 );

@@ -10,6 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { listenOnLoopback } from '../support/ports.js';
 import type { FakeScript } from '../support/fake-ollama.js';
 import { SCENARIO_TIMEOUT_MS, describeRun, eventsOf, expectValidStream, scenario, tempDir } from '../scenario/helpers.js';
 
@@ -27,10 +28,8 @@ async function listen(): Promise<Listener> {
     socket.on('error', () => undefined); // the client exits at once: a reset is expected
     socket.end('hello\n');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return { port: address.port, accepted: () => accepted, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  const port = await listenOnLoopback(server);
+  return { port, accepted: () => accepted, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 /** A node one-liner that connects to `port` and says whether it could. */

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cleanEnv, runNavi, stackLines } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
-import { LONG_SCENARIO_TIMEOUT_MS, SCENARIO_TIMEOUT_MS, closedPort, describeRun, scenario, tempDir, writeFiles } from './helpers.js';
+import { closedPort } from '../support/ports.js';
+import { LONG_SCENARIO_TIMEOUT_MS, SCENARIO_TIMEOUT_MS, describeRun, scenario, tempDir, writeFiles } from './helpers.js';
 
 /** A working directory and an environment whose database path must stay nonexistent. */
 function noDatabase(): { cwd: string; dataDir: string; env: Record<string, string> } {

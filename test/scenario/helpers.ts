@@ -4,13 +4,14 @@
  * Everything is torn down when the test finishes.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
 import { validateEvent } from '../../src/agent/events.js';
-import { cleanEnv, makeTempDir, runNavi, stackLines, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
+import { cleanEnv, makeTempDir, stackLines, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
 import type { Backend, TestDatabase } from '../support/databases.js';
-import { startFakeOllama, type FakeOllama, type FakeScript, type RecordedRequest } from '../support/fake-ollama.js';
+import { runNaviWhereItCan } from '../support/in-process-cli.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeOllama, FakeScript, RecordedRequest } from '../support/fake-ollama.js';
 
 /**
  * Per-test hang guard for a scenario of one or two CLI runs (each about a second on PGlite, idle):
@@ -56,8 +57,7 @@ export interface Scenario {
 
 /** Starts the fake with `script`, makes a working directory and a fresh database. */
 export async function scenario(backend: Backend, script: FakeScript): Promise<Scenario> {
-  const fake = await startFakeOllama(script);
-  onTestFinished(() => fake.close());
+  const fake = await fakeOllama(script);
   const db = await backend.fresh();
   const cwd = tempDir('cwd');
 
@@ -77,7 +77,7 @@ export async function scenario(backend: Backend, script: FakeScript): Promise<Sc
     db,
     cwd,
     env,
-    navi: (args, opts = {}) => runNavi(argv(args, opts), options(opts)),
+    navi: (args, opts = {}) => runNaviWhereItCan(argv(args, opts), options(opts)),
     start: (args, opts = {}) => startNavi(argv(args, opts), options(opts)),
     chats: () => fake.requests.filter((r) => r.path === '/api/chat'),
   };
@@ -151,15 +151,6 @@ export function writeFiles(cwd: string, files: Record<string, string>): void {
 /** A one-line diagnostic for `expect(..., message)`: what the run printed. */
 export function describeRun(run: NaviResult): string {
   return `exit ${String(run.code)} signal ${String(run.signal)} timedOut ${String(run.timedOut)}\nstdout: ${run.stdout.slice(0, 2000)}\nstderr: ${run.stderr.slice(0, 2000)}`;
-}
-
-/** A port nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**

@@ -10,17 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished, describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
-import { startFakeOllama, type FakeOllama } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeOllama } from '../support/fake-ollama.js';
 import { MEMORY_CACHE_FILE } from '../../src/cli/memory-cache.js';
 import { LONG_SCENARIO_TIMEOUT_MS, SCENARIO_TIMEOUT_MS, describeRun, scenario, tempDir, until } from './helpers.js';
 
 type Sessions = { sessions: Array<{ id: string; title: string }> };
-
-async function secondFake(answer: string): Promise<FakeOllama> {
-  const fake = await startFakeOllama({ turns: [{ content: answer }] });
-  onTestFinished(() => fake.close());
-  return fake;
-}
 
 const chatsOf = (fake: FakeOllama): number => fake.requests.filter((r) => r.path === '/api/chat').length;
 
@@ -30,7 +25,7 @@ forEachBackend(
       it('run A holds, run B joins as a guest, A finishes first: B stores its answer and exits 0', async () => {
         const s = await scenario(backend, { turns: [{ content: 'answer of A' }] });
         const releaseA = s.fake.holdChats();
-        const fakeB = await secondFake('answer of B');
+        const fakeB = await fakeOllama({ turns: [{ content: 'answer of B' }] });
         const releaseB = fakeB.holdChats();
         const a = s.start(['run', '-o', 'json', 'first']);
         await until(() => s.chats().length === 1, 30_000, "A's chat request");
@@ -61,7 +56,7 @@ forEachBackend(
       it('a guest that outlived one holder becomes the holder, and serves the next guest', async () => {
         const s = await scenario(backend, { turns: [{ content: 'answer of A' }] });
         const releaseA = s.fake.holdChats();
-        const fakeB = await secondFake('answer of B');
+        const fakeB = await fakeOllama({ turns: [{ content: 'answer of B' }] });
         const releaseB = fakeB.holdChats();
         const a = s.start(['run', '-o', 'json', 'first']);
         await until(() => fs.existsSync(path.join(s.db.dataDir, 'navi.endpoint')), 30_000, 'A serving the directory');

@@ -2,7 +2,7 @@
  * The fast request bodies against the plain ones (issue 10, "the speed machinery behind seams").
  * navi builds each chat body on the previous request's bytes (src/llm/request-body.ts); with
  * NAVI_PLAIN_BODIES=1 it makes every body with one `JSON.stringify` of the whole request, as
- * the `ollama` npm client did (test/llm/ollama-mapping.test.ts checks the two byte for byte).
+ * the `ollama` npm client did (test/llm/ollama-mapping.unit.test.ts checks the two byte for byte).
  * The same conversations — a thinking tool loop, the plan tool with a sub-agent, a
  * continued session — must put the same bytes on the wire either way.
  */
@@ -60,6 +60,5 @@ describe('fast and plain request bodies', () => {
         expect(plain).toEqual(fast);
       }, LONG_SCENARIO_TIMEOUT_MS);
     },
-    { only: 'pglite' },
   );
 });

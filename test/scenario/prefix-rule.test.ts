@@ -139,5 +139,4 @@ forEachBackend(
       }, SCENARIO_TIMEOUT_MS);
     });
   },
-  { only: 'pglite' },
 );

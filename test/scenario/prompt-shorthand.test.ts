@@ -76,5 +76,4 @@ forEachBackend(
       }, SCENARIO_TIMEOUT_MS);
     });
   },
-  { only: 'pglite' },
 );

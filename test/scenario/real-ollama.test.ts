@@ -239,7 +239,6 @@ forEachBackend(
       }, SCENARIO_TIMEOUT_MS);
     });
   },
-  { only: 'pglite' },
 );
 
 /** Silences, as Ollama produces them while a tool call is being written. */
@@ -271,6 +270,5 @@ describe('a silent model is not a dead server', () => {
         expect(resultOf(run)).toMatchObject({ status: 'llm_unavailable', reason: 'chunk_timeout' });
       }, SCENARIO_TIMEOUT_MS);
     },
-    { only: 'pglite' },
   );
 });

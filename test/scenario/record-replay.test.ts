@@ -96,7 +96,6 @@ forEachBackend(
       );
     });
   },
-  { only: 'pglite' },
 );
 
 describe('record and replay flags', () => {

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
 import type { FakeTurn } from '../support/fake-ollama.js';
+import { closedPort } from '../support/ports.js';
 import {
   SCENARIO_TIMEOUT_MS,
-  closedPort,
   eventsOf,
   expectFailure,
   expectJsonResult,

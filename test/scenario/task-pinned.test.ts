@@ -47,6 +47,5 @@ describe('the task of the turn survives compression (issue 17 point 5)', () => {
         }
       }, LONG_SCENARIO_TIMEOUT_MS);
     },
-    { only: 'pglite' },
   );
 });

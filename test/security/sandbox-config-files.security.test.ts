@@ -85,5 +85,4 @@ forEachBackend(
       );
     });
   },
-  { only: 'pglite' },
 );

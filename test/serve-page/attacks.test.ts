@@ -10,9 +10,9 @@
  *   the address bar at once and never goes into a request.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { listenOnLoopback } from '../support/ports.js';
 import { SCENARIO_TIMEOUT_MS, scenario } from '../scenario/helpers.js';
 import { fixIteration, loopRepo } from '../loop-scenario/helpers.js';
 import { HAVE_CHROMIUM, PAGE_WAIT_MS, foreignRequests, type PageGlobals, openBrowser, startServe, textOf, waitForText } from './browser.js';
@@ -25,9 +25,9 @@ async function attackerSite(html: string): Promise<string> {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(html);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listenOnLoopback(server);
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  return `http://127.0.0.1:${port}/`;
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('navi serve against hostile pages (Chromium)', () => {
@@ -130,6 +130,5 @@ describe.skipIf(!HAVE_CHROMIUM)('navi serve against hostile pages (Chromium)', (
         T,
       );
     },
-    { only: 'pglite' },
   );
 });

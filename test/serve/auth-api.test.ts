@@ -48,7 +48,6 @@ describe('navi serve: authentication', () => {
         T,
       );
     },
-    { only: 'pglite' },
   );
 
   it.each([

@@ -289,6 +289,5 @@ describe('navi serve: only the user gets in', () => {
         T,
       );
     },
-    { only: 'pglite' },
   );
 });

@@ -15,7 +15,7 @@ import { validateEvent } from '../../src/agent/events.js';
 import { COMMANDS } from '../../src/cli/shorthand.js';
 import { REPO_ROOT, cleanEnv, runNavi, stackLines, type NaviResult } from '../support/cli.js';
 import { forEachBackend } from '../support/databases.js';
-import { startFakeOllama } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
 import { ADMIN_URL, addJob, freshDatabase, listJobs, queueEnv, startWorker, taskRepo, workerEvents } from '../queue/helpers.js';
 import { LONG_SCENARIO_TIMEOUT_MS, SCENARIO_TIMEOUT_MS, describeRun, scenario, tempDir, writeFiles } from '../scenario/helpers.js';
 import { serve } from '../serve/helpers.js';
@@ -207,8 +207,7 @@ describe('smoke: the job queue (PostgreSQL)', () => {
       if (ADMIN_URL === undefined) ctx.skip('queue and worker need PostgreSQL: set DATABASE_URL');
       const db = await freshDatabase();
       ctx.onTestFinished(() => db.drop());
-      const fake = await startFakeOllama({ turns: [] });
-      ctx.onTestFinished(() => fake.close());
+      const fake = await fakeOllama({ turns: [] });
       const repo = loopRepo();
       const env = queueEnv(db.url, fake.url);
       jsonOf(await runNavi(['db', 'migrate', '-o', 'json'], { cwd: repo, env }));

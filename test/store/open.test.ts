@@ -2,7 +2,6 @@
  * Opening the store without a working database: default locations, URL redaction, and the
  * one-line errors a user sees for an unwritable directory or an unreachable server.
  */
-import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidInputError, StorageError } from '../../src/errors.js';
 import { describeServer, redactUrl } from '../../src/store/database-url.js';
 import { defaultDataDir, openStore } from '../../src/store/open.js';
+import { listenOnLoopback } from '../support/ports.js';
 import { tempDir } from './support.js';
 
 const scratch = tempDir('open');
@@ -81,9 +81,8 @@ describe('openStore errors', () => {
 
   it('a server that accepts but never answers fails after connectTimeoutS', async () => {
     const sockets: net.Socket[] = [];
-    const server = net.createServer((socket) => sockets.push(socket)).listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as net.AddressInfo;
+    const server = net.createServer((socket) => sockets.push(socket));
+    const port = await listenOnLoopback(server);
     try {
       // The server never answers: only the 1 s limit can end the open (it names itself below).
       const err = await openError({ url: `postgres://u:pw@127.0.0.1:${port}/db`, dataDir: scratch, connectTimeoutS: 1 });

@@ -5,7 +5,7 @@
  * mid-race. Whatever the timing, a round never has two winners. Each child starts its attempt
  * a seeded random fraction of a millisecond late, so runs explore other interleavings; the seed
  * is printed (`NAVI_TEST_SEED` replays it). The deterministic version is in
- * test/store/lock.test.ts.
+ * test/store/lock.unit.test.ts.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -12,7 +12,8 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, makeTempDir, startNavi, type NaviProcess, type NaviResult } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama, type FakeTurn } from '../support/fake-ollama.js';
+import { fakeOllamaForFile } from '../support/fake-ollama-harness.js';
+import type { FakeTurn } from '../support/fake-ollama.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { openStore } from '../../src/store/open.js';
 import { LOCK_FILE_NAME } from '../../src/store/lock.js';
@@ -23,14 +24,12 @@ const PROCESSES = Number(process.env.NAVI_STRESS_PROCESSES ?? 6);
 const KILLS = Number(process.env.NAVI_STRESS_KILLS ?? 2);
 
 let root: string;
-let fake: FakeOllama;
+const fake = fakeOllamaForFile({ turns: [] });
 
-beforeAll(async () => {
+beforeAll(() => {
   root = makeTempDir('sharing-stress');
-  fake = await startFakeOllama({ turns: [] });
 });
-afterAll(async () => {
-  await fake?.close();
+afterAll(() => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 

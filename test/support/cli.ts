@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 /** Repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -124,7 +125,15 @@ export function suiteSettings(): Record<string, string> {
     const value = process.env[name];
     if (value) out[name] = value;
   }
+  // The census says which test file started each process.
+  if (out.NAVI_CENSUS_LOG !== undefined) out.NAVI_CENSUS_TEST = censusTestFile();
   return out;
+}
+
+/** The running test's file, relative to the repository (for bench/cli-census.js). */
+export function censusTestFile(): string {
+  const file = expect.getState().testPath;
+  return file === undefined ? '' : path.relative(REPO_ROOT, file);
 }
 
 function parseLine(line: string): JsonObject | undefined {

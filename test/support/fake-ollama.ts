@@ -97,9 +97,17 @@ const ENDLESS_CHUNK_DELAY_MS = 10;
 
 /** Starts a fake Ollama serving `script`. */
 export async function startFakeOllama(script: FakeScript, opts: FakeOllamaOptions = {}): Promise<FakeOllama> {
-  const fake = new FakeOllamaServer(script, opts.onRequest);
+  const fake = unstartedFakeOllama(script, opts.onRequest);
   await fake.listen(opts.port ?? 0);
   return fake;
+}
+
+/**
+ * A fake that does not listen yet (its `url` is empty until `listen` resolves): a file's shared
+ * fake is made when the file loads and started by its `beforeAll` (fake-ollama-harness.ts).
+ */
+export function unstartedFakeOllama(script: FakeScript, onRequest?: (request: RecordedRequest) => void): FakeOllama & { listen(port: number): Promise<void> } {
+  return new FakeOllamaServer(script, onRequest);
 }
 
 class FakeOllamaServer implements FakeOllama {

@@ -7,31 +7,25 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLI_PATH as CLI, suiteSettings } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama } from '../support/fake-ollama.js';
+import { fakeOllamaForFile } from '../support/fake-ollama-harness.js';
 
 const hasScript = existsSync('/usr/bin/script');
 const ESC = '\u001b';
 const BEL = '\u0007';
 
-let fake: FakeOllama;
-beforeAll(async () => {
-  fake = await startFakeOllama({
-    turns: [
-      {
-        first_chunk_delay_ms: 300,
-        tool_calls: [
-          { name: 'read_file', arguments: { path: `notes${ESC}]0;navi-title${BEL}${ESC}[2J.txt` } },
-          { name: `evil${ESC}]52;c;eA==${BEL}`, arguments: {} },
-        ],
-      },
-      { content: `Fine${ESC}]52;c;cm0gLXJm${BEL}.`, first_chunk_delay_ms: 200 },
-    ],
-  });
-});
-afterAll(async () => {
-  await fake.close();
+const fake = fakeOllamaForFile({
+  turns: [
+    {
+      first_chunk_delay_ms: 300,
+      tool_calls: [
+        { name: 'read_file', arguments: { path: `notes${ESC}]0;navi-title${BEL}${ESC}[2J.txt` } },
+        { name: `evil${ESC}]52;c;eA==${BEL}`, arguments: {} },
+      ],
+    },
+    { content: `Fine${ESC}]52;c;cm0gLXJm${BEL}.`, first_chunk_delay_ms: 200 },
+  ],
 });
 
 describe.skipIf(!hasScript)('in a pseudo-terminal', () => {

@@ -10,9 +10,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLI_PATH, suiteSettings } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
+import { fakeOllamaForFile } from '../support/fake-ollama-harness.js';
+import type { FakeOllama, FakeScript } from '../support/fake-ollama.js';
 import { fixIteration, lookIteration, loopRepo, script } from '../loop-scenario/helpers.js';
 
 const hasScript = existsSync('/usr/bin/script');
@@ -87,13 +88,7 @@ function runGated(g: Gated, args: string[], opts: { cwd?: string; env?: Record<s
   });
 }
 
-let fake: FakeOllama;
-beforeAll(async () => {
-  fake = await startFakeOllama({ turns: [] });
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = fakeOllamaForFile({ turns: [] });
 
 const ONE_SHOT: FakeScript = {
   turns: [

@@ -7,10 +7,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { progressColumns, spinnerAllowed, withElapsed } from '../../src/cli/spinner.js';
 import { CLI_PATH as CLI, suiteSettings } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
+import { fakeOllamaForFile } from '../support/fake-ollama-harness.js';
+import type { FakeScript } from '../support/fake-ollama.js';
 
 const hasScript = existsSync('/usr/bin/script');
 
@@ -21,13 +22,7 @@ const SCRIPT: FakeScript = {
   ],
 };
 
-let fake: FakeOllama;
-beforeAll(async () => {
-  fake = await startFakeOllama(SCRIPT);
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = fakeOllamaForFile(SCRIPT);
 
 /** Hang guard for one run in a pty: far above its real time (a few seconds, a fresh database included). */
 const PTY_RUN_GUARD_MS = 90_000;

@@ -1,6 +1,6 @@
 /**
  * The state of one loop run as the page shows it, folded from schema-v1 events (README "Events")
- * and the run's REST snapshot. Pure: no DOM, so it is tested in Node (test/serve-page/run-model.test.ts).
+ * and the run's REST snapshot. Pure: no DOM, so it is tested in Node (test/serve-page/run-model.unit.test.ts).
  * Events are applied in `seq` order; one already seen (a late subscriber's replay overlapping
  * the snapshot) is skipped.
  */

@@ -1,7 +1,7 @@
 /**
  * A chat session as the page shows it: the display buffer from `GET /sessions/{id}` (never the
  * compressed context) followed by the live turn folded from schema-v1 events. Pure, tested in
- * Node (test/serve-page/session-model.test.ts).
+ * Node (test/serve-page/session-model.unit.test.ts).
  */
 
 /**

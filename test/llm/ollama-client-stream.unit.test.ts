@@ -1,25 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidInputError, LlmUnavailableError } from '../../src/errors.js';
 import type { ChatChunk } from '../../src/llm/types.js';
 import { costGrowth } from '../support/cost-growth.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeScript } from '../support/fake-ollama.js';
 import { MODEL, chatRequest, clientFor, collect, rejectionOf, textOf } from './llm-test-helpers.js';
-
-let fake: FakeOllama | undefined;
-
-async function serve(script: FakeScript): Promise<FakeOllama> {
-  fake = await startFakeOllama(script);
-  return fake;
-}
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
 
 describe('chatStream', () => {
   it('streams thinking, then text, then tool calls, then done, in order', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [
         {
           thinking: 'The user wants a file read.',
@@ -41,7 +30,7 @@ describe('chatStream', () => {
   });
 
   it('reports the real prompt_eval_count and eval_count, done_reason and model', async () => {
-    const server = await serve({ turns: [{ content: 'ok', prompt_eval_count: 1234, eval_count: 56, done_reason: 'length' }] });
+    const server = await fakeOllama({ turns: [{ content: 'ok', prompt_eval_count: 1234, eval_count: 56, done_reason: 'length' }] });
     const chunks = await collect(clientFor(server.url).chatStream(chatRequest()));
     expect(chunks.at(-1)).toEqual({
       type: 'done',
@@ -52,7 +41,7 @@ describe('chatStream', () => {
   });
 
   it('passes the default counts through (prompt tokens follow the request size)', async () => {
-    const server = await serve({ turns: [{ content: 'twelve chars' }] });
+    const server = await fakeOllama({ turns: [{ content: 'twelve chars' }] });
     const chunks = await collect(clientFor(server.url).chatStream(chatRequest()));
     const done = chunks.at(-1);
     expect(done?.type).toBe('done');
@@ -62,7 +51,7 @@ describe('chatStream', () => {
   });
 
   it('keeps tool-call arguments that arrive as a string verbatim, with ids when sent', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [
         {
           tool_calls: [
@@ -81,7 +70,7 @@ describe('chatStream', () => {
   });
 
   it('sends num_ctx, temperature, keep_alive, think, tools and format, and the assistant thinking back', async () => {
-    const server = await serve({ turns: [{ content: 'ok' }] });
+    const server = await fakeOllama({ turns: [{ content: 'ok' }] });
     const tool = {
       type: 'function' as const,
       function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: {} } },
@@ -144,7 +133,7 @@ describe('chatStream', () => {
   });
 
   it('always sends num_ctx and omits what was not asked for', async () => {
-    const server = await serve({ turns: [{ content: 'ok' }] });
+    const server = await fakeOllama({ turns: [{ content: 'ok' }] });
     await collect(clientFor(server.url).chatStream(chatRequest({ numCtx: 4096 })));
     const body = server.requests[0]?.body ?? {};
     expect(body.options).toEqual({ num_ctx: 4096 });
@@ -155,7 +144,7 @@ describe('chatStream', () => {
   });
 
   it('closes the HTTP stream when the consumer stops early', async () => {
-    const server = await serve({ turns: [{ thinking: 'start', endless_thinking: true, chunk_delay_ms: 5 }] });
+    const server = await fakeOllama({ turns: [{ thinking: 'start', endless_thinking: true, chunk_delay_ms: 5 }] });
     let seen = 0;
     for await (const chunk of clientFor(server.url).chatStream(chatRequest())) {
       expect(chunk.type).toBe('thinking');
@@ -166,7 +155,7 @@ describe('chatStream', () => {
   });
 
   it('serves several calls over one client, one turn each', async () => {
-    const server = await serve({ turns: [{ content: 'first' }, { content: 'second' }] });
+    const server = await fakeOllama({ turns: [{ content: 'first' }, { content: 'second' }] });
     const llm = clientFor(server.url);
     expect(textOf(await collect(llm.chatStream(chatRequest())), 'text')).toBe('first');
     expect(textOf(await collect(llm.chatStream(chatRequest())), 'text')).toBe('second');
@@ -177,7 +166,7 @@ describe('chatStream', () => {
     const turn = (bytes: number): FakeScript['turns'][number] => ({
       tool_calls: [{ name: 'write_file', arguments: { path: 'big.txt', content: 'x'.repeat(bytes) } }],
     });
-    const server = await serve({ turns: [] });
+    const server = await fakeOllama({ turns: [] });
     const llm = clientFor(server.url);
     // CPU time of this process: the client's reading and the in-process fake's writing, both
     // linear. The same bytes in one line or in 16: linear ~1 (less: 16 requests cost more), quadratic 16×.
@@ -197,7 +186,7 @@ describe('chatStream', () => {
 
 describe('chat (collected)', () => {
   it('collects text, thinking, tool calls and usage into one result', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [
         {
           thinking: 'hmm',
@@ -220,7 +209,7 @@ describe('chat (collected)', () => {
   });
 
   it('fails like the stream does', async () => {
-    const server = await serve({ turns: [{ content: 'cut short', drop_after_chunks: 1 }] });
+    const server = await fakeOllama({ turns: [{ content: 'cut short', drop_after_chunks: 1 }] });
     const error = await rejectionOf(clientFor(server.url).chat(chatRequest()));
     expect(error).toBeInstanceOf(LlmUnavailableError);
     expect((error as LlmUnavailableError).code).toBe('stream_incomplete');
@@ -229,7 +218,7 @@ describe('chat (collected)', () => {
 
 describe('model metadata', () => {
   it('reads the context length and capabilities from /api/show', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       models: [{ name: 'qwen3:8b', context_length: 40960 }, { name: 'tiny:1b', capabilities: ['completion'] }],
       turns: [],
     });
@@ -244,14 +233,14 @@ describe('model metadata', () => {
   });
 
   it('lists pulled models and the server version', async () => {
-    const server = await serve({ models: [{ name: 'a:1b' }, { name: 'b:7b' }], turns: [], version: '0.9.9' });
+    const server = await fakeOllama({ models: [{ name: 'a:1b' }, { name: 'b:7b' }], turns: [], version: '0.9.9' });
     const llm = clientFor(server.url);
     expect(await llm.listModels()).toEqual(['a:1b', 'b:7b']);
     expect(await llm.version()).toBe('0.9.9');
   });
 
   it('says how to pull a model /api/show does not know', async () => {
-    const server = await serve({ turns: [] });
+    const server = await fakeOllama({ turns: [] });
     const error = await rejectionOf(clientFor(server.url).showModel('llama9:70b'));
     expect(error).toBeInstanceOf(InvalidInputError);
     expect((error as InvalidInputError).code).toBe('model_not_found');

@@ -3,21 +3,9 @@
  * model's context and reported by /api/ps, silent truncation by default, the overflow 400 with
  * `truncate: false`, and the clean end without `done`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fitPrompt, loadedContext } from '../support/fake-ollama-context.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
-
-let fake: FakeOllama | undefined;
-
-async function serve(script: FakeScript): Promise<FakeOllama> {
-  fake = await startFakeOllama(script);
-  return fake;
-}
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+import { fakeOllama } from '../support/fake-ollama-harness.js';
 
 async function chat(url: string, body: Record<string, unknown>): Promise<{ status: number; lines: Array<Record<string, unknown>>; text: string }> {
   const response = await fetch(`${url}/api/chat`, { method: 'POST', body: JSON.stringify(body) });
@@ -53,7 +41,7 @@ describe('context: clamp, truncation, overflow', () => {
   });
 
   it('over HTTP: a silent truncation by default, the 400 with llama-server’s body when truncate is false; /api/ps shows the clamped context', async () => {
-    const f = await serve({ models: [{ name: 'small:1b', context_length: 256 }], turns: [{ content: 'ok' }, { content: 'never' }] });
+    const f = await fakeOllama({ models: [{ name: 'small:1b', context_length: 256 }], turns: [{ content: 'ok' }, { content: 'never' }] });
     const messages = [
       { role: 'system', content: 'be brief' },
       { role: 'user', content: `the task ${filler(400)}` },
@@ -81,7 +69,7 @@ describe('context: clamp, truncation, overflow', () => {
   });
 
   it('/api/ps: nothing before the first chat, a spilled model reports size_vram below size, keep_alive 0 unloads', async () => {
-    const f = await serve({ models: [{ name: 'big:70b', context_length: 8192, size: 40e9, size_vram: 24e9 }], turns: [{ content: 'a' }, { content: 'b' }] });
+    const f = await fakeOllama({ models: [{ name: 'big:70b', context_length: 8192, size: 40e9, size_vram: 24e9 }], turns: [{ content: 'a' }, { content: 'b' }] });
     const ps = async (): Promise<Array<Record<string, unknown>>> => ((await (await fetch(`${f.url}/api/ps`)).json()) as { models: Array<Record<string, unknown>> }).models;
     expect(await ps()).toEqual([]);
     await chat(f.url, { model: 'big:70b', messages: [{ role: 'user', content: 'hi' }], options: { num_ctx: 4096 } });
@@ -91,7 +79,7 @@ describe('context: clamp, truncation, overflow', () => {
   });
 
   it('the repeat-token abort: a 200 body that ends cleanly with neither done nor error', async () => {
-    const f = await serve({ turns: [{ content: 'again again again', no_done: true }] });
+    const f = await fakeOllama({ turns: [{ content: 'again again again', no_done: true }] });
     const res = await chat(f.url, { model: 'qwen3:8b', messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBe(200);
     expect(res.lines.length).toBeGreaterThan(0);

@@ -5,21 +5,9 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { goJsonSyntaxError, parseGoDuration } from '../support/fake-ollama-script.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
-
-let fake: FakeOllama | undefined;
-
-async function serve(script: FakeScript): Promise<FakeOllama> {
-  fake = await startFakeOllama(script);
-  return fake;
-}
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+import { fakeOllama } from '../support/fake-ollama-harness.js';
 
 async function post(url: string, body: unknown): Promise<{ status: number; contentType: string; text: string }> {
   const response = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
@@ -39,7 +27,7 @@ function lines(text: string): Array<Record<string, unknown>> {
 
 describe('fake Ollama wire format', () => {
   it('streams NDJSON like Ollama: message chunks, tool calls in one chunk, a final done line', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [{ thinking: 'hm', content: 'hi', tool_calls: [{ name: 'shell', arguments: { command: 'ls' } }], eval_count: 9 }],
     });
     const res = await post(`${server.url}/api/chat`, { model: 'qwen3:8b', messages: [] });
@@ -64,14 +52,14 @@ describe('fake Ollama wire format', () => {
   });
 
   it('answers stream:false with one JSON object', async () => {
-    const server = await serve({ turns: [{ content: 'whole answer', thinking: 't' }] });
+    const server = await fakeOllama({ turns: [{ content: 'whole answer', thinking: 't' }] });
     const res = await post(`${server.url}/api/chat`, { model: 'qwen3:8b', messages: [], stream: false });
     const body = JSON.parse(res.text) as Record<string, unknown>;
     expect(body).toMatchObject({ message: { role: 'assistant', content: 'whole answer', thinking: 't' }, done: true });
   });
 
   it('answers 404 like Ollama for an unknown model on /api/chat and /api/show', async () => {
-    const server = await serve({ turns: [{ content: 'x' }] });
+    const server = await fakeOllama({ turns: [{ content: 'x' }] });
     for (const path of ['/api/chat', '/api/show']) {
       const res = await post(`${server.url}${path}`, { model: 'nope:1b', messages: [] });
       expect(res.status).toBe(404);
@@ -81,13 +69,13 @@ describe('fake Ollama wire format', () => {
   });
 
   it('accepts a name without tag for a :latest model', async () => {
-    const server = await serve({ models: [{ name: 'llama3:latest' }], turns: [] });
+    const server = await fakeOllama({ models: [{ name: 'llama3:latest' }], turns: [] });
     const res = await post(`${server.url}/api/show`, { model: 'llama3' });
     expect(res.status).toBe(200);
   });
 
   it('serves /api/tags, /api/version and an arch-prefixed context length on /api/show', async () => {
-    const server = await serve({ models: [{ name: 'gemma3:4b', context_length: 131072 }], turns: [], version: '0.11.4' });
+    const server = await fakeOllama({ models: [{ name: 'gemma3:4b', context_length: 131072 }], turns: [], version: '0.11.4' });
     const tags = (await (await fetch(`${server.url}/api/tags`)).json()) as { models: Array<{ name: string }> };
     expect(tags.models.map((m) => m.name)).toEqual(['gemma3:4b']);
     expect(await (await fetch(`${server.url}/api/version`)).json()).toEqual({ version: '0.11.4' });
@@ -99,7 +87,7 @@ describe('fake Ollama wire format', () => {
 
 describe('fake Ollama script control', () => {
   it('plays turns in order, then "done.", and can be swapped at runtime', async () => {
-    const server = await serve({ turns: [{ content: 'one' }] });
+    const server = await fakeOllama({ turns: [{ content: 'one' }] });
     const contentOf = async (): Promise<string> => {
       const res = await post(`${server.url}/api/chat`, { model: 'qwen3:8b', messages: [], stream: false });
       return (JSON.parse(res.text) as { message: { content: string } }).message.content;
@@ -116,7 +104,7 @@ describe('fake Ollama script control', () => {
   });
 
   it('records tool mismatches for expect_tools', async () => {
-    const server = await serve({ turns: [{ content: 'x', expect_tools: ['read_file', 'shell'] }] });
+    const server = await fakeOllama({ turns: [{ content: 'x', expect_tools: ['read_file', 'shell'] }] });
     await post(`${server.url}/api/chat`, {
       model: 'qwen3:8b',
       messages: [],
@@ -127,7 +115,7 @@ describe('fake Ollama script control', () => {
   });
 
   it('closes promptly even with a stalled stream open', async () => {
-    const server = await serve({ turns: [{ content: 'abcdefgh', chunk_size: 2, stall_after_chunks: 1 }] });
+    const server = await fakeOllama({ turns: [{ content: 'abcdefgh', chunk_size: 2, stall_after_chunks: 1 }] });
     const firstBytes = new Promise<void>((resolve, reject) => {
       const req = request(`${server.url}/api/chat`, { method: 'POST' }, (res) => {
         res.once('data', () => resolve());
@@ -140,7 +128,6 @@ describe('fake Ollama script control', () => {
     // The stream stays stalled forever: close() returning at all shows it did not wait for it.
     await server.close();
     expect(server.requests[0]?.clientClosed).toBe(true);
-    fake = undefined;
   });
 });
 
@@ -204,7 +191,7 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
     ['think of another type', { model: 'qwen3:8b', think: 1 }, 400, 'think must be a boolean or string ("high", "medium", "low", "max", true, or false)'],
     ['no model', { model: '' }, 400, 'model is required'],
   ])('%s → %i', async (_name, fields, status, error) => {
-    const server = await serve({ models, turns: [{ content: 'x' }] });
+    const server = await fakeOllama({ models, turns: [{ content: 'x' }] });
     const res = await post(`${server.url}/api/chat`, { ...CHAT, ...fields });
     expect(res.status).toBe(status);
     expect(res.contentType).toBe('application/json; charset=utf-8');
@@ -233,7 +220,7 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
       },
     ],
   ])('accepts %s', async (_name, fields) => {
-    const server = await serve({ models, turns: [{ content: 'x' }] });
+    const server = await fakeOllama({ models, turns: [{ content: 'x' }] });
     const res = await post(`${server.url}/api/chat`, { ...CHAT, ...fields });
     expect(res.status).toBe(200);
     expect(lines(res.text).at(-1)).toMatchObject({ done: true });
@@ -247,7 +234,7 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
     ['a bound inside the thinking', 2, 'thinking', '', false],
   ])('options.num_predict: %s', async (_name, numPredict, thinking, content, whole) => {
     const turn = { thinking: 'thinking it over', content: 'a'.repeat(40), tool_calls: [{ name: 'shell', arguments: { command: 'ls' } }] };
-    const server = await serve({ models, turns: [turn] });
+    const server = await fakeOllama({ models, turns: [turn] });
     const res = await post(`${server.url}/api/chat`, { ...CHAT, options: { num_ctx: 4096, num_predict: numPredict } });
     expect(res.status).toBe(200);
     const out = lines(res.text);
@@ -264,7 +251,7 @@ describe('fake Ollama request checks (server/routes.go ChatHandler)', () => {
     ['{"model" "qwen3:8b"}', "invalid character '\"' after object key"],
     ['[]', 'json: cannot unmarshal array into Go value of type api.ChatRequest'],
   ])('answers body %j with 400 %j', async (raw, error) => {
-    const server = await serve({ turns: [{ content: 'x' }] });
+    const server = await fakeOllama({ turns: [{ content: 'x' }] });
     const response = await fetch(`${server.url}/api/chat`, { method: 'POST', body: raw });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ error });
@@ -275,7 +262,7 @@ describe('fake Ollama keep_alive (api/types.go Duration.UnmarshalJSON)', () => {
   it.each([300, -1, 0, 1.5, null, '30m', '1h30m', '-1m', '300ms', '0', '+5s', '1.5h', '2h45m30.5s', '10µs', '10us', '7ns'])(
     'accepts %j',
     async (keepAlive) => {
-      const server = await serve({ turns: [{ content: 'x' }] });
+      const server = await fakeOllama({ turns: [{ content: 'x' }] });
       const res = await post(`${server.url}/api/chat`, { ...CHAT, keep_alive: keepAlive });
       expect(res.status).toBe(200);
     },
@@ -297,7 +284,7 @@ describe('fake Ollama keep_alive (api/types.go Duration.UnmarshalJSON)', () => {
     [{}, "Unsupported type: 'map[string]interface {}'"],
     [[1], "Unsupported type: '[]interface {}'"],
   ])('rejects %j with 400 before any line', async (keepAlive, error) => {
-    const server = await serve({ turns: [{ content: 'x' }] });
+    const server = await fakeOllama({ turns: [{ content: 'x' }] });
     const res = await post(`${server.url}/api/chat`, { ...CHAT, keep_alive: keepAlive });
     expect(res.status).toBe(400);
     expect(JSON.parse(res.text)).toEqual({ error });
@@ -305,7 +292,7 @@ describe('fake Ollama keep_alive (api/types.go Duration.UnmarshalJSON)', () => {
   });
 
   it('checks the body before the model, like ShouldBindJSON', async () => {
-    const server = await serve({ turns: [] });
+    const server = await fakeOllama({ turns: [] });
     const res = await post(`${server.url}/api/chat`, { model: 'missing:1b', keep_alive: '-1', messages: [] });
     expect(res.status).toBe(400);
   });
@@ -355,7 +342,7 @@ describe('goJsonSyntaxError (encoding/json scanner messages)', () => {
 
 describe('fake Ollama streaming shapes', () => {
   it('keeps the stream silent while a call is buffered (silent_call_ms)', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [{ thinking: 'I will write the file', chunk_size: 100, silent_call_ms: 300, tool_calls: [{ name: 'write_file', arguments: { path: 'a' } }] }],
     });
     const { pieces } = await streamTimed(server.url, CHAT);
@@ -368,7 +355,7 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('with silent_call_ms and no call: silence, then an empty done (a swallowed call)', async () => {
-    const server = await serve({ turns: [{ thinking: 'hm', silent_call_ms: 200 }] });
+    const server = await fakeOllama({ turns: [{ thinking: 'hm', silent_call_ms: 200 }] });
     const { pieces } = await streamTimed(server.url, CHAT);
     const parsed = lines(pieces.map((p) => p.text).join(''));
     expect(parsed.at(-1)).toMatchObject({ done: true, message: { role: 'assistant', content: '' } });
@@ -377,7 +364,7 @@ describe('fake Ollama streaming shapes', () => {
 
   it('notices a client that leaves during the silence', async () => {
     // Ten minutes of silence: a close seen within the hang guard can only be the client's.
-    const server = await serve({ turns: [{ thinking: 'hm', silent_call_ms: 600_000, tool_calls: [{ name: 'shell', arguments: {} }] }] });
+    const server = await fakeOllama({ turns: [{ thinking: 'hm', silent_call_ms: 600_000, tool_calls: [{ name: 'shell', arguments: {} }] }] });
     const controller = new AbortController();
     const response = await fetch(`${server.url}/api/chat`, { method: 'POST', body: JSON.stringify(CHAT), signal: controller.signal });
     const reader = response.body?.getReader();
@@ -389,7 +376,7 @@ describe('fake Ollama streaming shapes', () => {
 
   it('ends with the parser error line and no done line (tool_parse_error, harmony text)', async () => {
     const raw = '{"path": "a.txt", "content": "<b>';
-    const server = await serve({ turns: [{ thinking: 'write it', content: 'ok', chunk_size: 100, tool_parse_error: raw, tool_calls: [{ name: 'x', arguments: {} }] }] });
+    const server = await fakeOllama({ turns: [{ thinking: 'write it', content: 'ok', chunk_size: 100, tool_parse_error: raw, tool_calls: [{ name: 'x', arguments: {} }] }] });
     const res = await post(`${server.url}/api/chat`, CHAT);
     expect(res.status).toBe(200);
     const parsed = lines(res.text);
@@ -404,14 +391,14 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('uses the qwen3 parser text when asked', async () => {
-    const server = await serve({ turns: [{ thinking: 't', tool_parse_error: '{"name": "x" "arguments": {}}', tool_parse_error_parser: 'qwen3' }] });
+    const server = await fakeOllama({ turns: [{ thinking: 't', tool_parse_error: '{"name": "x" "arguments": {}}', tool_parse_error_parser: 'qwen3' }] });
     const parsed = lines((await post(`${server.url}/api/chat`, CHAT)).text);
     expect(parsed.at(-1)).toEqual({ error: "failed to parse JSON: invalid character '\"' after object key:value pair" });
   });
 
   it('answers HTTP 500 with no line when nothing was streamed (tool_parse_error_http) and for stream:false', async () => {
     const turn = { thinking: 'not sent', tool_parse_error: '{"a":', tool_parse_error_http: true };
-    const server = await serve({ turns: [turn, { ...turn, tool_parse_error_http: false }] });
+    const server = await fakeOllama({ turns: [turn, { ...turn, tool_parse_error_http: false }] });
     const streamed = await post(`${server.url}/api/chat`, CHAT);
     expect(streamed.status).toBe(500);
     expect(streamed.contentType).toBe('application/json');
@@ -422,7 +409,7 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('puts the calls and the last content piece into the done line (calls_in_done)', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [{ thinking: 'th', content: 'abcdefghij', chunk_size: 4, calls_in_done: true, tool_calls: [{ name: 'shell', arguments: { command: 'ls' } }] }],
     });
     const parsed = lines((await post(`${server.url}/api/chat`, CHAT)).text);
@@ -437,7 +424,7 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('sends one chunk per call with function.index 0, 1, … (split_calls)', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [{ split_calls: true, tool_calls: [{ name: 'read_file', arguments: { path: 'a' } }, { name: 'read_file', arguments: { path: 'b' } }] }],
     });
     const parsed = lines((await post(`${server.url}/api/chat`, CHAT)).text);
@@ -449,7 +436,7 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('sends each `lines` entry as one line, thinking and content together or thinking after content', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       turns: [{ lines: [{ thinking: 'a', content: 'b' }, { content: 'c' }, { thinking: 'd' }], thinking: 'ignored', done_reason: 'length' }],
     });
     const parsed = lines((await post(`${server.url}/api/chat`, CHAT)).text);
@@ -463,7 +450,7 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('moves the last `lines` entry into the done line with calls_in_done', async () => {
-    const server = await serve({ turns: [{ lines: [{ thinking: 'a' }, { thinking: 'b', content: 'c' }], calls_in_done: true }] });
+    const server = await fakeOllama({ turns: [{ lines: [{ thinking: 'a' }, { thinking: 'b', content: 'c' }], calls_in_done: true }] });
     const parsed = lines((await post(`${server.url}/api/chat`, CHAT)).text);
     expect(parsed.map((l) => [l.done, l.message])).toEqual([
       [false, { role: 'assistant', content: '', thinking: 'a' }],
@@ -472,7 +459,7 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('gives calls real-format ids with tool_call_ids, keeps a scripted id, and omits an empty one', async () => {
-    const server = await serve({
+    const server = await fakeOllama({
       tool_call_ids: true,
       turns: [{ tool_calls: [{ name: 'a', arguments: {} }, { name: 'b', arguments: {} }, { name: 'c', arguments: {}, id: 'mine' }, { name: 'd', arguments: {}, id: '' }] }],
     });
@@ -487,7 +474,7 @@ describe('fake Ollama streaming shapes', () => {
 
   it('returns tool calls with stream:false only when the request offered tools', async () => {
     const turn = { content: 'x', tool_calls: [{ name: 'shell', arguments: {} }] };
-    const server = await serve({ turns: [turn, turn] });
+    const server = await fakeOllama({ turns: [turn, turn] });
     const without = JSON.parse((await post(`${server.url}/api/chat`, { ...CHAT, stream: false })).text) as { message: object };
     expect(without.message).toEqual({ role: 'assistant', content: 'x' });
     const tools = [{ type: 'function', function: { name: 'shell' } }];
@@ -496,7 +483,7 @@ describe('fake Ollama streaming shapes', () => {
   });
 
   it('escapes HTML characters as Go does and reports a recent version by default', async () => {
-    const server = await serve({ turns: [{ content: '<a & b>', chunk_size: 100 }] });
+    const server = await fakeOllama({ turns: [{ content: '<a & b>', chunk_size: 100 }] });
     const res = await post(`${server.url}/api/chat`, CHAT);
     expect(res.text).toContain('"content":"\\u003ca \\u0026 b\\u003e"');
     expect(lines(res.text)[0]?.message).toEqual({ role: 'assistant', content: '<a & b>' });

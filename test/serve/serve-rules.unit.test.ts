@@ -1,5 +1,5 @@
 /**
- * The server's small rules, table-driven (Host, Origin and bodies: request-guard.test.ts): bearer parsing, tickets, WebSocket
+ * The server's small rules, table-driven (Host, Origin and bodies: request-guard.unit.test.ts): bearer parsing, tickets, WebSocket
  * paths, page file paths, NAVIGATOR_STATUS fields, a subscriber's bounded queue, the event
  * stream's replay for late subscribers, and the decision source the API answers.
  */

@@ -5,22 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newWireState, requestJson, requestStream, type HttpCall } from '../../src/llm/guarded-fetch.js';
 import { REPO_ROOT } from '../support/cli.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
-
-let fake: FakeOllama | undefined;
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
-
-async function serve(script: FakeScript): Promise<FakeOllama> {
-  fake = await startFakeOllama(script);
-  return fake;
-}
+import { fakeOllama } from '../support/fake-ollama-harness.js';
 
 function chat(url: string): HttpCall {
   const body = Buffer.from(JSON.stringify({ model: 'qwen3:8b', messages: [{ role: 'user', content: 'hi' }], think: false, options: { num_ctx: 4096 }, stream: true }));
@@ -39,7 +27,7 @@ async function drain(it: AsyncIterableIterator<Record<string, unknown>>): Promis
 
 describe('requestStream', () => {
   it('yields each line as a parsed object, the done line last, and records done', async () => {
-    const server = await serve({ turns: [{ content: 'abcdef', chunk_size: 2 }] });
+    const server = await fakeOllama({ turns: [{ content: 'abcdef', chunk_size: 2 }] });
     const state = newWireState();
     const { lines, error } = await drain(await requestStream({ signal: new AbortController().signal, state }, chat(server.url)));
     expect(error).toBeUndefined();
@@ -49,7 +37,7 @@ describe('requestStream', () => {
   });
 
   it('a line that is not JSON ends the stream after the lines before it, and is recorded', async () => {
-    const server = await serve({ turns: [{ content: 'abcdef', chunk_size: 2, garbage: true }] });
+    const server = await fakeOllama({ turns: [{ content: 'abcdef', chunk_size: 2, garbage: true }] });
     const state = newWireState();
     const { lines, error } = await drain(await requestStream({ signal: new AbortController().signal, state }, chat(server.url)));
     expect(lines).toHaveLength(1);
@@ -59,7 +47,7 @@ describe('requestStream', () => {
   });
 
   it('an error line ends the stream with its text', async () => {
-    const server = await serve({ turns: [{ content: 'abcdef', chunk_size: 2, error_line: 'llama runner process has terminated' }] });
+    const server = await fakeOllama({ turns: [{ content: 'abcdef', chunk_size: 2, error_line: 'llama runner process has terminated' }] });
     const state = newWireState();
     const { lines, error } = await drain(await requestStream({ signal: new AbortController().signal, state }, chat(server.url)));
     expect(lines).toHaveLength(1);
@@ -68,7 +56,7 @@ describe('requestStream', () => {
   });
 
   it('stopping early closes the response', async () => {
-    const server = await serve({ turns: [{ content: 'x'.repeat(400), chunk_size: 1, chunk_delay_ms: 20 }] });
+    const server = await fakeOllama({ turns: [{ content: 'x'.repeat(400), chunk_size: 1, chunk_delay_ms: 20 }] });
     const it = await requestStream({ signal: new AbortController().signal, state: newWireState() }, chat(server.url));
     expect((await it.next()).done).toBe(false);
     await it.return?.();
@@ -82,7 +70,7 @@ describe('requestStream', () => {
 
 describe('requestJson', () => {
   it('answers a metadata endpoint as parsed JSON', async () => {
-    const server = await serve({ turns: [], version: '0.33.0' });
+    const server = await fakeOllama({ turns: [], version: '0.33.0' });
     const call: HttpCall = { url: new URL('/api/version', server.url), method: 'GET', headers: {} };
     expect(await requestJson({ signal: new AbortController().signal, state: newWireState() }, call)).toEqual({ version: '0.33.0' });
   });

@@ -1,27 +1,17 @@
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
 import { LlmUnavailableError, isAbortError } from '../../src/errors.js';
 import type { ChatChunk } from '../../src/llm/types.js';
-import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn, type RecordedRequest } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeOllama, FakeTurn, RecordedRequest } from '../support/fake-ollama.js';
+import { listenOnLoopback } from '../support/ports.js';
 import { chatRequest, clientFor, collect, collectUntilError, expectLlmError, MODEL, rejectionOf } from './llm-test-helpers.js';
-
-let fake: FakeOllama | undefined;
-
-async function serve(script: FakeScript): Promise<FakeOllama> {
-  fake = await startFakeOllama(script);
-  return fake;
-}
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
 
 describe('first-chunk timeout', () => {
   it('covers the wait for headers (silent prefill), aborts the request and names host, model and seconds', async () => {
     // Ten minutes of prefill: only the 0.3 s limit can end this within the hang guard.
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
+    const server = await fakeOllama({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
     const started = Date.now();
     const { chunks, error } = await within(
       collectUntilError(clientFor(server.url, { firstChunkTimeoutS: 0.3 }).chatStream(chatRequest())),
@@ -44,7 +34,7 @@ describe('first-chunk timeout', () => {
   });
 
   it('also fires when headers arrive but no line follows', async () => {
-    const server = await serve({ turns: [{ content: 'never sent', stall_after_chunks: 0 }] });
+    const server = await fakeOllama({ turns: [{ content: 'never sent', stall_after_chunks: 0 }] });
     const error = await rejectionOf(
       collect(clientFor(server.url, { firstChunkTimeoutS: 0.3 }).chatStream(chatRequest())),
     );
@@ -53,20 +43,20 @@ describe('first-chunk timeout', () => {
   });
 
   it('applies to chat() as well', async () => {
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
+    const server = await fakeOllama({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
     const error = await rejectionOf(clientFor(server.url, { firstChunkTimeoutS: 0.3 }).chat(chatRequest()));
     expectLlmError(error, 'first_chunk_timeout');
   });
 
   it('lets a slow prefill through when it answers within the limit', async () => {
     // 0.2 s of prefill against a 10 s limit: a margin no loaded machine eats.
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 200, content: 'made it' }] });
+    const server = await fakeOllama({ turns: [{ first_chunk_delay_ms: 200, content: 'made it' }] });
     const result = await clientFor(server.url, { firstChunkTimeoutS: 10 }).chat(chatRequest());
     expect(result.content).toBe('made it');
   });
 
   it('is off when set to 0', async () => {
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 300, content: 'no limit' }] });
+    const server = await fakeOllama({ turns: [{ first_chunk_delay_ms: 300, content: 'no limit' }] });
     const result = await clientFor(server.url, { firstChunkTimeoutS: 0, chunkTimeoutS: 0 }).chat(chatRequest());
     expect(result.content).toBe('no limit');
   });
@@ -74,7 +64,7 @@ describe('first-chunk timeout', () => {
 
 describe('inter-chunk timeout', () => {
   it('fires when the stream stalls mid-response, after the chunks that did arrive', async () => {
-    const server = await serve({ turns: [{ content: 'abcdefghijklmnopqrstuvwxyz', chunk_size: 4, stall_after_chunks: 3 }] });
+    const server = await fakeOllama({ turns: [{ content: 'abcdefghijklmnopqrstuvwxyz', chunk_size: 4, stall_after_chunks: 3 }] });
     const { chunks, error } = await within(
       collectUntilError(clientFor(server.url, { chunkTimeoutS: 0.3 }).chatStream(chatRequest())),
       20_000,
@@ -93,13 +83,13 @@ describe('inter-chunk timeout', () => {
   it('restarts for every chunk: a slow but steady stream completes', async () => {
     // 30 chunks 50 ms apart take 1.5 s in all, longer than the 1 s limit; each gap is far below it.
     const content = 'one two three four '.repeat(7).slice(0, 120);
-    const server = await serve({ turns: [{ content, chunk_size: 4, chunk_delay_ms: 50 }] });
+    const server = await fakeOllama({ turns: [{ content, chunk_size: 4, chunk_delay_ms: 50 }] });
     const result = await clientFor(server.url, { chunkTimeoutS: 1 }).chat(chatRequest());
     expect(result.content).toBe(content);
   });
 
   it('does not count time the consumer spends holding a chunk', async () => {
-    const server = await serve({ turns: [{ content: 'abcdefgh', chunk_size: 4 }] });
+    const server = await fakeOllama({ turns: [{ content: 'abcdefgh', chunk_size: 4 }] });
     const chunks: ChatChunk[] = [];
     for await (const chunk of clientFor(server.url, { chunkTimeoutS: 0.2 }).chatStream(chatRequest())) {
       chunks.push(chunk);
@@ -113,7 +103,7 @@ describe('caller abort', () => {
   it('stops a silent prefill, as an AbortError, and closes the connection', async () => {
     // Ten minutes of prefill and a 90 s limit: only the abort can end this within the hang guard.
     // How fast it takes effect (SPEC §12) is an `npm run bench` figure.
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
+    const server = await fakeOllama({ turns: [{ first_chunk_delay_ms: 600_000, content: 'too late' }] });
     const controller = new AbortController();
     const consumed = collectUntilError(clientFor(server.url, { firstChunkTimeoutS: 90 }).chatStream(chatRequest({ signal: controller.signal })));
     // The request has reached the server and sits in "prefill".
@@ -130,7 +120,7 @@ describe('caller abort', () => {
   });
 
   it('stops a running stream', async () => {
-    const server = await serve({ turns: [{ thinking: 'go', endless_thinking: true, chunk_delay_ms: 5 }] });
+    const server = await fakeOllama({ turns: [{ thinking: 'go', endless_thinking: true, chunk_delay_ms: 5 }] });
     const controller = new AbortController();
     const seen: ChatChunk[] = [];
     const error = await rejectionOf(
@@ -147,7 +137,7 @@ describe('caller abort', () => {
   });
 
   it('does not send anything when the signal is already aborted', async () => {
-    const server = await serve({ turns: [{ content: 'unused' }] });
+    const server = await fakeOllama({ turns: [{ content: 'unused' }] });
     const client = clientFor(server.url);
     const error = await rejectionOf(client.chat(chatRequest({ signal: AbortSignal.abort() })));
     expect((error as Error).name).toBe('AbortError');
@@ -158,7 +148,7 @@ describe('caller abort', () => {
   });
 
   it('stops metadata calls too', async () => {
-    const server = await serve({ turns: [] });
+    const server = await fakeOllama({ turns: [] });
     const error = await rejectionOf(clientFor(server.url).listModels(AbortSignal.abort()));
     expect((error as Error).name).toBe('AbortError');
   });
@@ -206,7 +196,7 @@ const LENIENT_FIRST_CHUNK = { firstChunk: false, chunk: true };
 
 describe('lenient silence limits (liveness checks)', () => {
   it('a lenient chunk limit lets a long buffered tool call through, checking /api/version during the silence', async () => {
-    const server = await serve({ turns: [silentCallTurn(1500)] });
+    const server = await fakeOllama({ turns: [silentCallTurn(1500)] });
     const client = clientFor(server.url, { chunkTimeoutS: 0.3, strict: LENIENT_CHUNK });
     const result = await within(client.chat(chatRequest()), 20_000, 'the call');
 
@@ -226,7 +216,7 @@ describe('lenient silence limits (liveness checks)', () => {
   });
 
   it('a lenient first-chunk limit lets a slow prefill through', async () => {
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 1500, content: 'made it' }] });
+    const server = await fakeOllama({ turns: [{ first_chunk_delay_ms: 1500, content: 'made it' }] });
     const client = clientFor(server.url, { firstChunkTimeoutS: 0.3, strict: LENIENT_FIRST_CHUNK });
     const result = await within(client.chat(chatRequest()), 20_000, 'the call');
 
@@ -235,7 +225,7 @@ describe('lenient silence limits (liveness checks)', () => {
   });
 
   it('the lenient first-chunk limit leaves the chunk limit strict', async () => {
-    const server = await serve({ turns: [silentCallTurn(60_000)] });
+    const server = await fakeOllama({ turns: [silentCallTurn(60_000)] });
     const client = clientFor(server.url, { firstChunkTimeoutS: 0.3, chunkTimeoutS: 0.3, strict: LENIENT_FIRST_CHUNK });
     const error = await within(rejectionOf(client.chat(chatRequest())), 20_000, 'the call');
     expectLlmError(error, 'chunk_timeout');
@@ -243,7 +233,7 @@ describe('lenient silence limits (liveness checks)', () => {
   });
 
   it('strict limits (the default) still fail a silent tool call at the chunk limit, without asking /api/version', async () => {
-    const server = await serve({ turns: [silentCallTurn(60_000)] });
+    const server = await fakeOllama({ turns: [silentCallTurn(60_000)] });
     const { chunks, error } = await within(
       collectUntilError(clientFor(server.url, { chunkTimeoutS: 0.3 }).chatStream(chatRequest())),
       20_000,
@@ -256,7 +246,7 @@ describe('lenient silence limits (liveness checks)', () => {
   });
 
   it('explicitly strict limits fail at the first-chunk limit too', async () => {
-    const server = await serve({ turns: [{ first_chunk_delay_ms: 60_000, content: 'too late' }] });
+    const server = await fakeOllama({ turns: [{ first_chunk_delay_ms: 60_000, content: 'too late' }] });
     const client = clientFor(server.url, { firstChunkTimeoutS: 0.3, strict: { firstChunk: true, chunk: true } });
     const error = await within(rejectionOf(client.chat(chatRequest())), 20_000, 'the call');
     expectLlmError(error, 'first_chunk_timeout');
@@ -264,13 +254,12 @@ describe('lenient silence limits (liveness checks)', () => {
   });
 
   it('a dead server mid-silence fails the call (not a hang)', async () => {
-    const server = await serve({ turns: [silentCallTurn(120_000)] });
+    const server = await fakeOllama({ turns: [silentCallTurn(120_000)] });
     const client = clientFor(server.url, { chunkTimeoutS: 0.2, strict: LENIENT_CHUNK });
     const consumed = collectUntilError(client.chatStream(chatRequest()));
     // The fake is in the call's silence once navi has started checking on it.
     await until(() => versionChecks(server).length > 0, 20_000, 'a liveness check');
     await server.close();
-    fake = undefined;
 
     const { chunks, error } = await within(consumed, 20_000, 'the call after the server died');
     expect(chunks).toEqual([{ type: 'thinking', text: 'I will write the file' }]);
@@ -283,7 +272,7 @@ describe('lenient silence limits (liveness checks)', () => {
 
   it('call_timeout_s bounds a lenient call that stays silent, and names the setting', async () => {
     // The chunk limit (0.1 s) passes long before the call limit (1.5 s): room for checks under load.
-    const server = await serve({ turns: [silentCallTurn(120_000)] });
+    const server = await fakeOllama({ turns: [silentCallTurn(120_000)] });
     const client = clientFor(server.url, { chunkTimeoutS: 0.1, callTimeoutS: 1.5, strict: LENIENT_CHUNK });
     const { chunks, error } = await within(collectUntilError(client.chatStream(chatRequest())), 20_000, 'the call');
 
@@ -339,8 +328,7 @@ async function startSilentServer(version: 'destroy' | 'http_500'): Promise<{
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     versionRequests: () => versions,

@@ -4,18 +4,18 @@
  * backoff, warnings and heartbeats, bounded by `llm.outage_retry`; anything else passes through.
  * The real adapter against the fake server over HTTP.
  */
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { callModelPatiently, outageDelayMs, type ModelCallOutcome } from '../../src/agent/model-call.js';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { EventChannel } from '../../src/agent/wait-with-heartbeat.js';
 import { InvalidInputError, LlmUnavailableError } from '../../src/errors.js';
 import { LOOP_OUTAGE_RETRY_MS, outageRetryMs, outageRetryProblem } from '../../src/config/outage-retry.js';
-import { startFakeOllama, type FakeScript } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeScript } from '../support/fake-ollama.js';
 import { chatRequest, clientFor } from '../llm/llm-test-helpers.js';
 
 async function run(script: FakeScript, outageRetry: number): Promise<{ events: AgentEvent[]; outcome?: ModelCallOutcome; error?: unknown; chats: number }> {
-  const fake = await startFakeOllama(script);
-  onTestFinished(() => fake.close());
+  const fake = await fakeOllama(script);
   const gen = callModelPatiently({
     llm: clientFor(fake.url),
     request: chatRequest(),

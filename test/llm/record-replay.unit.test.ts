@@ -11,7 +11,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, isNaviError } from '../../src/errors.js';
 import { createRecorder } from '../../src/llm/exchange-recorder.js';
@@ -19,15 +18,14 @@ import { createReplayer } from '../../src/llm/exchange-replayer.js';
 import { readRecording } from '../../src/llm/recording-read.js';
 import type { ChatChunk, ChatRequest, LlmClient } from '../../src/llm/types.js';
 import { createRedactor } from '../../src/tools/redact.js';
-import { startFakeOllama, type FakeOllama, type FakeTurn } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeOllama, FakeTurn } from '../support/fake-ollama.js';
+import { closedPort, listenOnLoopback } from '../support/ports.js';
 import { chatRequest, clientFor, collectUntilError, MODEL } from './llm-test-helpers.js';
 
-let fake: FakeOllama | undefined;
 const dirs: string[] = [];
 
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
+afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
@@ -62,32 +60,19 @@ function summarise(err: unknown): { name: string; code?: string; message: string
   return { name: err instanceof Error ? err.name : 'unknown', message: String(err) };
 }
 
-/** Listens on a free loopback port; resolves with the server's http URL. */
-async function listenLocal(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${address.port}`;
-}
-
-/** A host nothing listens on. */
-async function closedHost(): Promise<string> {
-  const server = createServer();
-  const host = await listenLocal(server);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return host;
-}
-
-/** Records `calls` against `host`, then replays them with no server; returns both outcomes. */
-async function recordThenReplay(host: string, calls: ChatRequest[], redact = noSecrets): Promise<{ recorded: Outcome[]; replayed: Outcome[]; file: string }> {
+/**
+ * Records `calls` against `live` (a fake, stopped once they are recorded, or a host nothing
+ * listens on), then replays them with no server; returns both outcomes.
+ */
+async function recordThenReplay(live: FakeOllama | string, calls: ChatRequest[], redact = noSecrets): Promise<{ recorded: Outcome[]; replayed: Outcome[]; file: string }> {
+  const host = typeof live === 'string' ? live : live.url;
   const file = tempFile();
   const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact, naviVersion: 'test' });
-  const live = clientFor(host, { exchange: recorder.hooks });
+  const client = clientFor(host, { exchange: recorder.hooks });
   const recorded: Outcome[] = [];
-  for (const req of calls) recorded.push(...(await outcomeOf(live, req)));
+  for (const req of calls) recorded.push(...(await outcomeOf(client, req)));
   recorder.close();
-  await fake?.close();
-  fake = undefined;
+  if (typeof live !== 'string') await live.close();
   const replayer = createReplayer({ recording: readRecording(file, 'rec.jsonl'), redact, timing: false });
   const offline = clientFor(host, { exchange: replayer.hooks });
   const replayed: Outcome[] = [];
@@ -110,8 +95,8 @@ const CASES: Array<{ name: string; turns: FakeTurn[]; errorCode?: string }> = [
 describe('record, then replay without a server', () => {
   for (const c of CASES) {
     it(`${c.name}: the same chunks and the same error`, async () => {
-      fake = await startFakeOllama({ turns: c.turns });
-      const { recorded, replayed } = await recordThenReplay(fake.url, [chatRequest()]);
+      const fake = await fakeOllama({ turns: c.turns });
+      const { recorded, replayed } = await recordThenReplay(fake, [chatRequest()]);
       expect(replayed).toEqual(recorded);
       expect(recorded[0]?.error?.code).toBe(c.errorCode);
       if (c.errorCode === undefined) expect(recorded[0]?.chunks.at(-1)?.type).toBe('done');
@@ -129,7 +114,7 @@ describe('record, then replay without a server', () => {
       res.write(`${JSON.stringify({ model: MODEL, message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 3, eval_count: 2 })}\n`);
       held.push(res);
     });
-    const host = await listenLocal(server);
+    const host = `http://127.0.0.1:${await listenOnLoopback(server)}`;
     try {
       const file = tempFile();
       const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
@@ -151,24 +136,24 @@ describe('record, then replay without a server', () => {
   });
 
   it('a model that is not pulled: the same 404 error', async () => {
-    fake = await startFakeOllama({ turns: [{ content: 'never' }] });
-    const { recorded, replayed } = await recordThenReplay(fake.url, [chatRequest({ model: 'nope:1b' })]);
+    const fake = await fakeOllama({ turns: [{ content: 'never' }] });
+    const { recorded, replayed } = await recordThenReplay(fake, [chatRequest({ model: 'nope:1b' })]);
     expect(recorded[0]?.error?.code).toBe('model_not_found');
     expect(replayed).toEqual(recorded);
   });
 
   it('nothing listening: the same "cannot reach" error, exit 75', async () => {
-    const host = await closedHost();
+    const host = `http://127.0.0.1:${await closedPort()}`;
     const { recorded, replayed } = await recordThenReplay(host, [chatRequest()]);
     expect(recorded[0]?.error?.code).toBe('ollama_unreachable');
     expect(replayed).toEqual(recorded);
   });
 
   it('several calls in order, with the metadata answered by content', async () => {
-    fake = await startFakeOllama({ turns: [{ content: 'one' }, { content: 'two' }] });
+    const fake = await fakeOllama({ turns: [{ content: 'one' }, { content: 'two' }] });
     const first = chatRequest();
     const second = chatRequest({ messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'one' }, { role: 'user', content: 'again' }] });
-    const { recorded, replayed } = await recordThenReplay(fake.url, [first, second]);
+    const { recorded, replayed } = await recordThenReplay(fake, [first, second]);
     expect(replayed).toEqual(recorded);
     expect(replayed.map((o) => o.chunks.find((c) => c.type === 'text'))).toEqual([{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }]);
   });
@@ -178,9 +163,9 @@ describe('redaction', () => {
   it('no secret value reaches the file, and the redacted recording still replays', async () => {
     const secret = 'sk-live-0123456789abcdef';
     const redact = createRedactor({ OPENAI_API_KEY: secret });
-    fake = await startFakeOllama({ turns: [{ thinking: `The key is ${secret}.`, content: `I saw ${secret} in the file.` }] });
+    const fake = await fakeOllama({ turns: [{ thinking: `The key is ${secret}.`, content: `I saw ${secret} in the file.` }] });
     const req = chatRequest({ messages: [{ role: 'user', content: `use the key ${secret} "quoted"` }] });
-    const { recorded, replayed, file } = await recordThenReplay(fake.url, [req], redact);
+    const { recorded, replayed, file } = await recordThenReplay(fake, [req], redact);
     const text = fs.readFileSync(file, 'utf8');
     expect(text).not.toContain(secret);
     expect(text).toContain('[REDACTED:OPENAI_API_KEY]');
@@ -192,14 +177,13 @@ describe('redaction', () => {
 
 describe('mismatch', () => {
   async function recorded(turns: FakeTurn[], calls: ChatRequest[]): Promise<string> {
-    fake = await startFakeOllama({ turns });
+    const fake = await fakeOllama({ turns });
     const file = tempFile();
     const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
     const live = clientFor(fake.url, { exchange: recorder.hooks });
     for (const req of calls) await collectUntilError(live.chatStream(req));
     recorder.close();
     await fake.close();
-    fake = undefined;
     return file;
   }
 
@@ -240,7 +224,7 @@ describe('mismatch', () => {
   });
 
   it('with timing: the same chunks as without', async () => {
-    fake = await startFakeOllama({ turns: [{ thinking: 'slow', content: 'answer', chunk_delay_ms: 5 }] });
+    const fake = await fakeOllama({ turns: [{ thinking: 'slow', content: 'answer', chunk_delay_ms: 5 }] });
     const file = tempFile();
     const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
     const live = await collectUntilError(clientFor(fake.url, { exchange: recorder.hooks }).chatStream(chatRequest()));
@@ -257,7 +241,7 @@ describe('mismatch', () => {
 
 describe('a changed model name', () => {
   it("is shown as the first model call's setting diff, not as the unrecorded /api/show before it", async () => {
-    fake = await startFakeOllama({ turns: [{ content: 'ok' }] });
+    const fake = await fakeOllama({ turns: [{ content: 'ok' }] });
     const file = tempFile();
     const recorder = createRecorder({ file, shownAs: 'rec.jsonl', redact: noSecrets, naviVersion: 'test' });
     await outcomeOf(clientFor(fake.url, { exchange: recorder.hooks }), chatRequest());

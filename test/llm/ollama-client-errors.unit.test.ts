@@ -1,36 +1,18 @@
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LlmUnavailableError } from '../../src/errors.js';
 import { InvalidInputError, ModelOutputError } from '../../src/errors.js';
-import { startFakeOllama, type FakeOllama, type FakeScript, type FakeTurn } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeOllama, FakeTurn } from '../support/fake-ollama.js';
+import { closedPort } from '../support/ports.js';
 import { chatRequest, clientFor, collectUntilError, expectLlmError, MODEL, rejectionOf, textOf } from './llm-test-helpers.js';
 
-let fake: FakeOllama | undefined;
-
-async function serve(script: FakeScript): Promise<FakeOllama> {
-  fake = await startFakeOllama(script);
-  return fake;
-}
-
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks();
-  await fake?.close();
-  fake = undefined;
 });
-
-/** A port nothing listens on: bind an ephemeral one, then release it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** Runs one streamed call against a single scripted turn and returns what it produced. */
 async function streamTurn(turn: FakeTurn): Promise<{ server: FakeOllama; text: string; error: unknown }> {
-  const server = await serve({ turns: [turn] });
+  const server = await fakeOllama({ turns: [turn] });
   const { chunks, error } = await collectUntilError(clientFor(server.url).chatStream(chatRequest()));
   return { server, text: textOf(chunks, 'text'), error };
 }
@@ -61,7 +43,7 @@ describe('unreachable server', () => {
 
 describe('server errors', () => {
   it('404 for a model that is not pulled names the model and the pull command', async () => {
-    const server = await serve({ turns: [{ content: 'unused' }] });
+    const server = await fakeOllama({ turns: [{ content: 'unused' }] });
     const { error } = await collectUntilError(
       clientFor(server.url).chatStream(chatRequest({ model: 'llama9:1b' })),
     );
@@ -115,9 +97,9 @@ describe('server errors', () => {
   });
 
   it('a 500 carries the server message', async () => {
-    const { error } = await streamTurn({ http_status: 500, error_message: 'llama runner process has terminated' });
+    const { server, error } = await streamTurn({ http_status: 500, error_message: 'llama runner process has terminated' });
     expect(expectLlmError(error, 'runner_failed').message).toBe(
-      `Ollama at ${fake?.url} returned HTTP 500 for model ${MODEL}: llama runner process has terminated`,
+      `Ollama at ${server.url} returned HTTP 500 for model ${MODEL}: llama runner process has terminated`,
     );
   });
 
@@ -157,7 +139,7 @@ describe('server errors', () => {
 
   // A 500 whose text names no server failure is what a parser sends before any line: the model's.
   it('a script that runs out answers 500, which reads as the model\'s mistake (asked again, bounded)', async () => {
-    const server = await serve({ turns: [], on_exhausted: 'error' });
+    const server = await fakeOllama({ turns: [], on_exhausted: 'error' });
     const error = await rejectionOf(clientFor(server.url).chat(chatRequest()));
     expect(error).toBeInstanceOf(ModelOutputError);
     expect((error as Error).message).toContain('script exhausted');
@@ -180,7 +162,7 @@ describe('nothing reaches stdout on error paths', () => {
       { content: 'z', no_done: true },
       { content: 'abcdefgh', chunk_size: 2, drop_after_chunks: 1 },
     ];
-    const server = await serve({ turns });
+    const server = await fakeOllama({ turns });
     const llm = clientFor(server.url);
     const codes: string[] = [];
     for (let i = 0; i < turns.length; i++) {

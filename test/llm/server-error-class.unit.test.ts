@@ -3,11 +3,12 @@
  * texts of today's server (github.com/ollama/ollama v0.33, file and line beside each), and the
  * same texts through the adapter against the fake server.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidInputError, LlmUnavailableError, ModelOutputError } from '../../src/errors.js';
 import { ContextOverflowError, isTransientOutage } from '../../src/llm/ollama-errors.js';
 import { classifyServerError, overflowSizes, readableServerText, type ServerErrorClass } from '../../src/llm/server-error-class.js';
-import { startFakeOllama, type FakeOllama, type FakeTurn } from '../support/fake-ollama.js';
+import { fakeOllama } from '../support/fake-ollama-harness.js';
+import type { FakeScript, FakeTurn } from '../support/fake-ollama.js';
 import { chatRequest, clientFor, MODEL } from './llm-test-helpers.js';
 
 const LLAMA_OVERFLOW =
@@ -80,14 +81,9 @@ describe('overflow texts', () => {
 });
 
 describe('through the adapter, against the fake server', () => {
-  let fake: FakeOllama | undefined;
-  afterEach(async () => {
-    await fake?.close();
-    fake = undefined;
-  });
-
-  async function failure(turn: FakeTurn, models?: Parameters<typeof startFakeOllama>[0]['models']): Promise<unknown> {
-    fake = await startFakeOllama({ turns: [turn], ...(models !== undefined && { models }) });
+  /** The error a streamed call against a fake playing one scripted turn ends in. */
+  async function failure(turn: FakeTurn, models?: FakeScript['models']): Promise<unknown> {
+    const fake = await fakeOllama({ turns: [turn], ...(models !== undefined && { models }) });
     const stream = clientFor(fake.url).chatStream(chatRequest());
     try {
       for await (const chunk of stream) void chunk;
@@ -139,12 +135,9 @@ describe('through the adapter, against the fake server', () => {
     expect(busy).toBeInstanceOf(LlmUnavailableError);
     expect(busy).toMatchObject({ code: 'ollama_busy', exitCode: 75 });
     expect(isTransientOutage(busy)).toBe(true);
-    await fake?.close();
     const dropped = await failure({ content: 'partial answer', chunk_size: 4, drop_after_chunks: 2 });
     expect(isTransientOutage(dropped)).toBe(true);
-    await fake?.close();
     expect(isTransientOutage(await failure({ http_status: 400, error_message: 'option "num_ctx" must be of type integer' }))).toBe(false);
-    await fake?.close();
     expect(isTransientOutage(await failure({ tool_parse_error: '{"a":', tool_parse_error_parser: 'qwen3' }))).toBe(false);
   });
 });

@@ -4,21 +4,9 @@
  * could not have produced (prose, a tool call under a constraint, thinking without a thinking
  * model) is recorded as a mismatch.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { constrainsAfterThinking, formatMismatch, formatOf } from '../support/fake-ollama-format.js';
-import { startFakeOllama, type FakeOllama, type FakeScript } from '../support/fake-ollama.js';
-
-let fake: FakeOllama | undefined;
-
-async function serve(script: FakeScript): Promise<FakeOllama> {
-  fake = await startFakeOllama(script);
-  return fake;
-}
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+import { fakeOllama } from '../support/fake-ollama-harness.js';
 
 async function chat(url: string, body: Record<string, unknown>): Promise<{ status: number; text: string }> {
   const response = await fetch(`${url}/api/chat`, { method: 'POST', body: JSON.stringify({ model: 'qwen3:8b', messages: [{ role: 'user', content: 'x' }], ...body }) });
@@ -41,7 +29,7 @@ describe('fake Ollama and format', () => {
   });
 
   it('an invalid format is HTTP 500 with the server\'s message, and uses no scripted turn', async () => {
-    const server = await serve({ turns: [{ content: '{"n":1}' }] });
+    const server = await fakeOllama({ turns: [{ content: '{"n":1}' }] });
     const bad = await chat(server.url, { format: 'yaml', stream: false });
     expect(bad.status).toBe(500);
     expect(JSON.parse(bad.text)).toEqual({ error: 'invalid format: "\\"yaml\\""; expected "json" or a valid JSON Schema object' });
@@ -73,7 +61,7 @@ describe('fake Ollama and format', () => {
   });
 
   it('records a scripted reply the format would not allow, for the turn it served', async () => {
-    const server = await serve({ models: [{ name: 'llama3.1:8b', capabilities: ['completion', 'tools'] }], turns: [{ content: 'prose' }] });
+    const server = await fakeOllama({ models: [{ name: 'llama3.1:8b', capabilities: ['completion', 'tools'] }], turns: [{ content: 'prose' }] });
     const res = await chat(server.url, { model: 'llama3.1:8b', format: SCHEMA, stream: false });
     expect(res.status).toBe(200);
     expect(server.mismatches).toEqual(['turn 0: format: the constrained reply is JSON, scripted content is not: prose']);
