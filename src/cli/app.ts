@@ -1,16 +1,18 @@
 /**
- * Command-line parsing (yargs): `main(args, host)` expands the shorthand, answers `--version`,
- * takes `navi run`'s fast path, or hands the arguments to yargs with every command module
- * (command-modules/). It reads and writes only the host it is given and returns the exit code,
- * so a test runs it in its own process (test/support/in-process.ts); the bin passes the real
- * process (`binMain`). Each command's implementation is imported only when that command runs,
- * so `--help` and light commands stay fast and open no database or model client.
+ * Command-line parsing (yargs): `main(args, host, commands)` expands the shorthand, answers
+ * `--version`, takes `navi run`'s fast path, or hands the arguments to yargs with every command
+ * module (command-modules/); what was chosen runs through `commands`. It reads and writes only
+ * the host it is given and returns the exit code, so a test runs it in its own process
+ * (test/support/in-process.ts); the bin passes the real process and the real commands
+ * (`binMain`), whose implementations are imported only when one runs, so `--help` and light
+ * commands stay fast and open no database or model client.
  */
 import type { Argv } from 'yargs';
 import { InvalidInputError, isNaviError } from '../errors.js';
 import { PACKAGE_ROOT_URL } from '../package-root.js';
 import { COMMAND_MODULES } from './command-modules/index.js';
-import { invocationContext, type Invocation } from './command-modules/invocation.js';
+import { NAVI_COMMANDS } from './command-modules/handlers.js';
+import { invocationContext, type Commands, type Invocation } from './command-modules/invocation.js';
 import type { GlobalArgs } from './global-args.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
@@ -18,7 +20,6 @@ import { globalFlags, withFlags } from './flags.js';
 import { currentCommand, examplesText, forgetCurrentCommand, helpWidth, hideTypes } from './help-layout.js';
 import { processHost, type CliHost } from './host.js';
 import { exitQuietlyOnBrokenPipe, finish } from './process-exit.js';
-import { runFast } from './run-entry.js';
 import { expandShorthand } from './shorthand.js';
 import { usageMessage } from './usage-error.js';
 
@@ -39,14 +40,11 @@ Docs: README.md (output formats, event schema, config keys).`;
 export async function binMain(args: string[]): Promise<never> {
   exitQuietlyOnBrokenPipe(process.stdout);
   exitQuietlyOnBrokenPipe(process.stderr);
-  return finish(await main(args, processHost()));
+  return finish(await main(args, processHost(), NAVI_COMMANDS));
 }
 
-/** What a caller may add to an invocation: a test that only parses passes `dryRun`. */
-export type MainOptions = Pick<Invocation, 'dryRun'>;
-
-/** One invocation of navi in `host`: its exit code (help 0, a usage error 2). */
-export async function main(args: string[], host: CliHost, options: MainOptions = {}): Promise<number> {
+/** One invocation of navi in `host`, its command carried out by `commands`: the exit code (help 0, a usage error 2). */
+export async function main(args: string[], host: CliHost, commands: Commands): Promise<number> {
   let expanded: string[];
   try {
     // `navi "prompt"` is `navi run "prompt"`; options without a command or prompt are exit 2.
@@ -57,9 +55,9 @@ export async function main(args: string[], host: CliHost, options: MainOptions =
   // `navi version` (expanded to --version): main.cts answers a lone --version before loading this file.
   if (expanded.length === 1 && (expanded[0] === '--version' || expanded[0] === '-V')) return printVersion(host);
   const fast = parseRunFast(expanded);
-  if (fast !== null) return options.dryRun !== undefined ? options.dryRun({ command: 'run', argv: fast }) : runFast(fast, host);
+  if (fast !== null) return commands.runFast(fast, host);
   const { default: yargs } = await import('yargs');
-  const invocation: Invocation = { host, code: 0, ...options };
+  const invocation: Invocation = { host, commands, code: 0 };
   // yargs' own output (help) is handed to the callback instead of console.log: it goes to the host.
   let output = '';
   try {

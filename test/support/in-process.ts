@@ -1,17 +1,20 @@
 /**
- * Runs navi's `main(args, host)` in the test's own process (issue 36): argument parsing, the
- * shorthand, usage errors and help are read back from in-memory streams, without spawning the
- * built CLI — milliseconds instead of a Node start-up each. The process is the point only for a
- * few cases (exit codes through the real bin, the pty, the bundle); those stay in spawned tests
- * (test/support/cli.ts).
+ * Runs navi's `main(args, host, commands)` in the test's own process (issue 36): argument
+ * parsing, the shorthand, usage errors and help are read back from in-memory streams, without
+ * spawning the built CLI — milliseconds instead of a Node start-up each. The process is the
+ * point only for a few cases (exit codes through the real bin, a pty, signals, the bundle); those
+ * stay spawned (test/support/cli.ts).
  *
- * `parseOnly` stops at the command yargs (or `navi run`'s fast path) chose: nothing is loaded or
- * run, and `ran` says which command would have run with which flags. Tests of parsing use it, so
- * a case that turns out to reach a command can never open a database or call a model.
+ * `parseInProcess` stops at the command yargs (or `navi run`'s fast path) chose: its stand-in
+ * commands record it and run nothing, so `ran` says which command would have run with which
+ * flags, and a test of parsing can never open a database or call a model (nor reach one through
+ * what it imports: it stays in the unit tier). `runInProcess` runs the command too, with the
+ * implementations the bin runs.
  */
 import { Readable, Writable } from 'node:stream';
 import { main } from '../../src/cli/app.js';
-import type { NaviArgv, ParsedCommand } from '../../src/cli/command-modules/invocation.js';
+import { NAVI_COMMANDS } from '../../src/cli/command-modules/handlers.js';
+import type { CommandName, Commands, NaviArgv } from '../../src/cli/command-modules/invocation.js';
 import type { CliHost } from '../../src/cli/host.js';
 
 export interface InProcessOptions {
@@ -23,20 +26,21 @@ export interface InProcessOptions {
   stdin?: string;
   /** stdout's terminal width (help wraps to it); absent: not a terminal. */
   columns?: number;
-  /** Parse only: record the command instead of running it (exit code 0 when one was chosen). */
-  parseOnly?: boolean;
 }
 
 export interface InProcessResult {
   code: number;
   stdout: string;
   stderr: string;
-  /** With `parseOnly`: the command that would have run, and its flags; undefined when none would. */
-  ran?: { command: string; argv: NaviArgv };
+}
+
+export interface ParseResult extends InProcessResult {
+  /** The command that would have run and its flags; undefined when none would (help, a usage error). */
+  ran?: { command: CommandName; argv: NaviArgv };
 }
 
 /** A stream that keeps what is written to it, as text. */
-function collector(columns?: number): { stream: CliHost['stdout']; text: () => string } {
+function collector(columns?: number): { stream: NodeJS.WriteStream; text: () => string } {
   const chunks: Buffer[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -49,8 +53,8 @@ function collector(columns?: number): { stream: CliHost['stdout']; text: () => s
   return { stream: writer, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
-/** One invocation of navi with `args` in this process: its exit code and what it wrote. */
-export async function runInProcess(args: readonly string[], opts: InProcessOptions): Promise<InProcessResult> {
+/** `navi ...args` in this process with `commands`: its exit code and what it wrote. */
+async function invoke(args: readonly string[], opts: InProcessOptions, commands: Commands): Promise<InProcessResult> {
   const stdout = collector(opts.columns);
   const stderr = collector();
   const stdin = Object.assign(Readable.from(opts.stdin === undefined ? [] : [opts.stdin]), { isTTY: false });
@@ -65,11 +69,28 @@ export async function runInProcess(args: readonly string[], opts: InProcessOptio
     // Text given is a pipe that closes after it; none is an empty stdin, as /dev/null is for the bin.
     stdinKind: () => (opts.stdin === undefined ? 'none' : 'pipe'),
   };
-  let ran: ParsedCommand | undefined;
-  const dryRun = (parsed: ParsedCommand): number => {
-    ran = parsed;
-    return 0;
+  const code = await main([...args], host, commands);
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** One invocation of navi with `args` in this process, its command run as the bin runs it. */
+export function runInProcess(args: readonly string[], opts: InProcessOptions): Promise<InProcessResult> {
+  return invoke(args, opts, NAVI_COMMANDS);
+}
+
+/** `args` parsed in this process as the bin parses them; the command chosen is recorded, not run (exit 0). */
+export async function parseInProcess(args: readonly string[], opts: InProcessOptions): Promise<ParseResult> {
+  let ran: ParseResult['ran'];
+  const record: Commands = {
+    runFast: (argv) => {
+      ran = { command: 'run', argv };
+      return Promise.resolve(0);
+    },
+    run: (command, argv) => {
+      ran = { command, argv };
+      return Promise.resolve(0);
+    },
   };
-  const code = await main([...args], host, opts.parseOnly === true ? { dryRun } : {});
-  return { code, stdout: stdout.text(), stderr: stderr.text(), ...(ran !== undefined ? { ran } : {}) };
+  const result = await invoke(args, opts, record);
+  return { ...result, ...(ran !== undefined ? { ran } : {}) };
 }

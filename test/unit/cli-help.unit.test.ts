@@ -11,7 +11,7 @@ import { COMMAND_MODULES } from '../../src/cli/command-modules/index.js';
 import { COMPLETION_TREE, GLOBAL_FLAGS } from '../../src/cli/completion-script.js';
 import { FLAGS, flagsOf, globalFlags, spellings, type CommandPath } from '../../src/cli/flags.js';
 import { COMMANDS } from '../../src/cli/shorthand.js';
-import { runInProcess } from '../support/in-process.js';
+import { parseInProcess } from '../support/in-process.js';
 
 /** Every command and subcommand navi has (a new one must be added here and to the table). */
 const COMMAND_PATHS = [
@@ -48,7 +48,7 @@ const ENV = { PATH: '/usr/bin:/bin', HOME: os.tmpdir() };
 /** `navi <command> --help`: exit 0, the text on stdout and nothing on stderr. */
 async function help(command: string, opts: { env?: Record<string, string>; columns?: number } = {}): Promise<string> {
   const args = command === '' ? ['--help'] : [...command.split(' '), '--help'];
-  const r = await runInProcess(args, { env: { ...ENV, ...opts.env }, cwd: os.tmpdir(), parseOnly: true, ...(opts.columns !== undefined ? { columns: opts.columns } : {}) });
+  const r = await parseInProcess(args, { env: { ...ENV, ...opts.env }, cwd: os.tmpdir(), ...(opts.columns !== undefined ? { columns: opts.columns } : {}) });
   expect(r.code, `${command} --help: ${r.stderr}`).toBe(0);
   expect(r.stderr).toBe('');
   expect(r.ran, 'help runs no command').toBeUndefined();

@@ -2,9 +2,9 @@
  * What navi does with its arguments before any command runs, in the test's process (issue 36):
  * usage errors (issue 11, bug 7), the shorthand and a bare word (issue 11, issue 18 item 9), the
  * flags of claude -p / codex exec / gemini -p that navi does not take (issue 18 item 21), and
- * flag values checked as typed. Every case parses only (`parseOnly`): no command is loaded or run,
- * so none can open a database or call a model — `ran` says which command would have run, and a
- * usage error must leave it undefined. The process-level checks (exit codes through the real bin,
+ * flag values checked as typed. Every case parses only (`parseInProcess`): no command is loaded or
+ * run, so none can open a database or call a model — `ran` says which command would have run, and
+ * a usage error must leave it undefined. The process-level checks (exit codes through the real bin,
  * stdout/stderr of the built CLI) stay in test/scenario/usage-and-help.test.ts and
  * invalid-input.test.ts.
  */
@@ -12,15 +12,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runInProcess, type InProcessResult } from '../support/in-process.js';
+import { parseInProcess, type ParseResult } from '../support/in-process.js';
 
 const VERSION = (JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 
 /** The environment and directory of every case: nothing of the test process's environment. */
 const ENV = { PATH: '/usr/bin:/bin', HOME: os.tmpdir() };
 
-function parse(args: readonly string[], env: Record<string, string> = {}): Promise<InProcessResult> {
-  return runInProcess(args, { env: { ...ENV, ...env }, cwd: os.tmpdir(), parseOnly: true });
+function parse(args: readonly string[], env: Record<string, string> = {}): Promise<ParseResult> {
+  return parseInProcess(args, { env: { ...ENV, ...env }, cwd: os.tmpdir() });
 }
 
 /** Lines of a stack trace. */
@@ -29,7 +29,7 @@ function stackLines(stderr: string): string[] {
 }
 
 /** Exit `code`, exactly one `navi: …` line (a usage error continues on more) matching `pattern`, no stack, nothing on stdout, nothing run. */
-function expectFailure(r: InProcessResult, code: number, pattern: RegExp): void {
+function expectFailure(r: ParseResult, code: number, pattern: RegExp): void {
   expect(r.code, r.stderr).toBe(code);
   expect(stackLines(r.stderr), 'no stack trace on stderr').toEqual([]);
   expect(r.stderr.split('\n').filter((l) => l.startsWith('navi: ')), `one navi: line in ${r.stderr}`).toHaveLength(1);

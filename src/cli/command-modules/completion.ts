@@ -1,6 +1,6 @@
 /** `navi completion [shell]`: a static shell completion script (completion-script.ts). */
 import { commandHelp } from '../help-layout.js';
-import { lazy, type NaviCommand } from './invocation.js';
+import { handledBy, type NaviCommand } from './invocation.js';
 
 export const completionModule: NaviCommand = {
   command: 'completion [shell]',
@@ -14,5 +14,5 @@ export const completionModule: NaviCommand = {
         ['source <(navi completion zsh)', 'in ~/.zshrc'],
       ],
     }),
-  handler: lazy('completion', async () => (await import('../commands/completion.js')).completionCommand),
+  handler: handledBy('completion'),
 };

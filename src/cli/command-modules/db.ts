@@ -1,6 +1,6 @@
 /** `navi db migrate`: database maintenance. */
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 const migrate: NaviCommand = {
   command: 'migrate',
@@ -14,7 +14,7 @@ const migrate: NaviCommand = {
         ['navi db migrate --db postgres://user@host/navi', 'a PostgreSQL database'],
       ],
     }),
-  handler: lazy('db migrate', async () => (await import('../commands/db.js')).dbMigrate),
+  handler: handledBy('db migrate'),
 };
 
 export const dbModule: NaviCommand = {

@@ -1,6 +1,6 @@
 /** `navi doctor`: checks config, database, Ollama, model, profiles, tools and MCP servers. */
 import { commandHelp } from '../help-layout.js';
-import { lazy, type NaviCommand } from './invocation.js';
+import { handledBy, type NaviCommand } from './invocation.js';
 
 export const doctorModule: NaviCommand = {
   command: 'doctor',
@@ -14,5 +14,5 @@ export const doctorModule: NaviCommand = {
         ['navi doctor -m llama3.1:8b -o json', 'another model; one JSON object'],
       ],
     }),
-  handler: lazy('doctor', async () => (await import('../commands/doctor.js')).doctorCommand),
+  handler: handledBy('doctor'),
 };

@@ -1,6 +1,6 @@
 /** `navi init`: starter files in the working directory. */
 import { commandHelp } from '../help-layout.js';
-import { lazy, type NaviCommand } from './invocation.js';
+import { handledBy, type NaviCommand } from './invocation.js';
 
 export const initModule: NaviCommand = {
   command: 'init',
@@ -14,5 +14,5 @@ export const initModule: NaviCommand = {
         ['navi init --cwd ~/code/project', 'in another directory'],
       ],
     }),
-  handler: lazy('init', async () => (await import('../commands/init.js')).initCommand),
+  handler: handledBy('init'),
 };

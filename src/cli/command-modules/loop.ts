@@ -1,8 +1,7 @@
-/** `navi loop [task..]`: iterate on a task until its evidence passes the exit gate. loop.ts loads when it runs. */
-import { loopCommand } from '../commands/dispatch.js';
+/** `navi loop [task..]`: iterate on a task until its evidence passes the exit gate (commands/dispatch.ts, then loop.ts). */
 import { commandFlags } from '../flags.js';
 import { commandHelp } from '../help-layout.js';
-import { lazy, type NaviCommand } from './invocation.js';
+import { handledBy, type NaviCommand } from './invocation.js';
 
 export const loopModule: NaviCommand = {
   command: 'loop [task..]',
@@ -28,5 +27,5 @@ export const loopModule: NaviCommand = {
           '(retry later), 130 interrupted (resumable).',
       },
     ),
-  handler: lazy('loop', () => Promise.resolve(loopCommand)),
+  handler: handledBy('loop'),
 };

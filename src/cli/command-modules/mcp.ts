@@ -1,6 +1,6 @@
 /** `navi mcp list|tools`: the configured MCP servers, started to ask them (no database, no model). */
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 const list: NaviCommand = {
   command: 'list',
@@ -14,7 +14,7 @@ const list: NaviCommand = {
         ['navi mcp list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy('mcp list', async () => (await import('../commands/mcp.js')).mcpList),
+  handler: handledBy('mcp list'),
 };
 
 const tools: NaviCommand = {
@@ -29,7 +29,7 @@ const tools: NaviCommand = {
         ['navi mcp tools github -o json', "one server's tools with their schemas"],
       ],
     }),
-  handler: lazy('mcp tools', async () => (await import('../commands/mcp.js')).mcpTools),
+  handler: handledBy('mcp tools'),
 };
 
 export const mcpModule: NaviCommand = {

@@ -1,6 +1,6 @@
 /** `navi memory list|forget`: long-term memory facts. */
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 const list: NaviCommand = {
   command: 'list',
@@ -14,7 +14,7 @@ const list: NaviCommand = {
         ['navi memory list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy('memory list', async () => (await import('../commands/memory.js')).memoryList),
+  handler: handledBy('memory list'),
 };
 
 const forget: NaviCommand = {
@@ -26,7 +26,7 @@ const forget: NaviCommand = {
       uses: ['db'],
       examples: [['navi memory forget MEMORY_ID', 'ids are in: navi memory list']],
     }),
-  handler: lazy('memory forget', async () => (await import('../commands/memory.js')).memoryForget),
+  handler: handledBy('memory forget'),
 };
 
 export const memoryModule: NaviCommand = {

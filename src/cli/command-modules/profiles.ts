@@ -1,7 +1,7 @@
 /** `navi profiles list|show`: profiles as navi resolves them here (no database, no model). */
 import { commandFlags } from '../flags.js';
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 const list: NaviCommand = {
   command: 'list',
@@ -15,7 +15,7 @@ const list: NaviCommand = {
         ['navi profiles list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy('profiles list', async () => (await import('../commands/profiles.js')).profilesList),
+  handler: handledBy('profiles list'),
 };
 
 const show: NaviCommand = {
@@ -27,7 +27,7 @@ const show: NaviCommand = {
       uses: [],
       examples: [['navi profiles show coder', 'settings, tools and the system prompt']],
     }),
-  handler: lazy('profiles show', async () => (await import('../commands/profiles.js')).profilesShow),
+  handler: handledBy('profiles show'),
 };
 
 export const profilesModule: NaviCommand = {

@@ -1,7 +1,7 @@
 /** `navi queue add|list|cancel` and `navi worker`: loop runs as jobs on PostgreSQL (issue 21). */
 import { commandFlags } from '../flags.js';
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 const add: NaviCommand = {
   command: 'add <task>',
@@ -19,14 +19,14 @@ const add: NaviCommand = {
         ],
       },
     ),
-  handler: lazy('queue add', async () => (await import('../commands/queue.js')).queueAdd),
+  handler: handledBy('queue add'),
 };
 
 const list: NaviCommand = {
   command: 'list',
   describe: 'List jobs (newest first) and schedules: status, attempts, worker, run id',
   builder: (y) => commandHelp(commandFlags(y, 'queue list'), { path: 'queue list', uses: ['db'], examples: [['navi queue list', ''], ['navi queue list -o json', 'as JSON']] }),
-  handler: lazy('queue list', async () => (await import('../commands/queue.js')).queueList),
+  handler: handledBy('queue list'),
 };
 
 const cancel: NaviCommand = {
@@ -38,7 +38,7 @@ const cancel: NaviCommand = {
       uses: ['db'],
       examples: [['navi queue cancel 0b6c…', '']],
     }),
-  handler: lazy('queue cancel', async () => (await import('../commands/queue.js')).queueCancel),
+  handler: handledBy('queue cancel'),
 };
 
 export const queueModule: NaviCommand = {
@@ -65,5 +65,5 @@ export const workerModule: NaviCommand = {
         ['OLLAMA_HOST=http://gpu2:11434 navi worker', "this machine's Ollama"],
       ],
     }),
-  handler: lazy('worker', async () => (await import('../commands/worker.js')).workerCommand),
+  handler: handledBy('worker'),
 };

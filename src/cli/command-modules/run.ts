@@ -1,8 +1,7 @@
-/** `navi run [prompt..]`: one agent turn on a prompt. Its handler (commands/dispatch.ts) is light; run.ts loads when it runs. */
-import { runCommand } from '../commands/dispatch.js';
+/** `navi run [prompt..]`: one agent turn on a prompt (commands/dispatch.ts, then run.ts). */
 import { commandFlags } from '../flags.js';
 import { commandHelp } from '../help-layout.js';
-import { lazy, type NaviCommand } from './invocation.js';
+import { handledBy, type NaviCommand } from './invocation.js';
 
 export const runModule: NaviCommand = {
   command: 'run [prompt..]',
@@ -35,5 +34,5 @@ export const runModule: NaviCommand = {
           '75 Ollama unreachable or stopped answering (retry later); 130 interrupted.',
       },
     ),
-  handler: lazy('run', () => Promise.resolve(runCommand)),
+  handler: handledBy('run'),
 };

@@ -1,7 +1,7 @@
 /** `navi runs list|show`: loop runs in the database. */
 import { commandFlags } from '../flags.js';
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 const list: NaviCommand = {
   command: 'list',
@@ -12,7 +12,7 @@ const list: NaviCommand = {
       uses: ['db'],
       examples: [['navi runs list --limit 5', ''], ['navi runs list -o json', 'as JSON']],
     }),
-  handler: lazy('runs list', async () => (await import('../commands/runs.js')).runsList),
+  handler: handledBy('runs list'),
 };
 
 const show: NaviCommand = {
@@ -28,7 +28,7 @@ const show: NaviCommand = {
         ['navi runs show run_mikq3x2a0_7hq2 --format junit > junit.xml', 'a JUnit report for CI'],
       ],
     }),
-  handler: lazy('runs show', async () => (await import('../commands/runs.js')).runsShow),
+  handler: handledBy('runs show'),
 };
 
 export const runsModule: NaviCommand = {

@@ -1,7 +1,7 @@
 /** `navi serve`: the REST + WebSocket API and the live page (src/serve/, loaded when it runs). */
 import { commandFlags } from '../flags.js';
 import { commandHelp } from '../help-layout.js';
-import { lazy, type NaviCommand } from './invocation.js';
+import { handledBy, type NaviCommand } from './invocation.js';
 
 export const serveModule: NaviCommand = {
   command: 'serve',
@@ -19,5 +19,5 @@ export const serveModule: NaviCommand = {
         "Always a token: --token/NAVI_SERVE_TOKEN, else one kept in navi-serve-token in the data directory. Host must be loopback, the address listened on or an --allowed-host, Origin the page's own (403); bodies JSON (415), 1 MB at most (413). " +
         'API: README "Server" and GET /openapi.json. Exit codes: 2 invalid input (also: a bad token or --allowed-host, the port in use); 130 stopped by SIGINT/SIGTERM (running turns and loops saved).',
     }),
-  handler: lazy('serve', async () => (await import('../commands/serve.js')).serveCommand),
+  handler: handledBy('serve'),
 };

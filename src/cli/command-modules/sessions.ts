@@ -2,7 +2,7 @@
 import type { PositionalOptions } from 'yargs';
 import { commandFlags } from '../flags.js';
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 /** The `<id>` of show, rm and compact (a new object each time: yargs keeps what it is given). */
 function sessionId(): PositionalOptions {
@@ -18,7 +18,7 @@ const list: NaviCommand = {
       uses: ['db'],
       examples: [['navi sessions list --limit 5', ''], ['navi sessions list -o json', 'as JSON']],
     }),
-  handler: lazy('sessions list', async () => (await import('../commands/sessions.js')).sessionsList),
+  handler: handledBy('sessions list'),
 };
 
 const show: NaviCommand = {
@@ -30,14 +30,14 @@ const show: NaviCommand = {
       uses: ['db'],
       examples: [['navi sessions show SESSION_ID', ''], ['navi sessions show SESSION_ID -o json', 'as JSON']],
     }),
-  handler: lazy('sessions show', async () => (await import('../commands/sessions.js')).sessionsShow),
+  handler: handledBy('sessions show'),
 };
 
 const rm: NaviCommand = {
   command: 'rm <id>',
   describe: 'Delete a session and everything stored with it',
   builder: (y) => commandHelp(y.positional('id', sessionId()), { path: 'sessions rm', uses: ['db'], examples: [['navi sessions rm SESSION_ID', '']] }),
-  handler: lazy('sessions rm', async () => (await import('../commands/sessions.js')).sessionsRemove),
+  handler: handledBy('sessions rm'),
 };
 
 const compact: NaviCommand = {
@@ -49,7 +49,7 @@ const compact: NaviCommand = {
       uses: ['db', 'ollama', 'profile'],
       examples: [['navi sessions compact SESSION_ID', 'the model summarises older messages']],
     }),
-  handler: lazy('sessions compact', async () => (await import('../commands/compact.js')).sessionsCompact),
+  handler: handledBy('sessions compact'),
 };
 
 export const sessionsModule: NaviCommand = {

@@ -1,6 +1,6 @@
 /** `navi tasks list|show|validate`: task files, read without a database or a model. */
 import { commandHelp } from '../help-layout.js';
-import { lazy, subcommandsOnly, type NaviCommand } from './invocation.js';
+import { handledBy, subcommandsOnly, type NaviCommand } from './invocation.js';
 
 const list: NaviCommand = {
   command: 'list',
@@ -14,7 +14,7 @@ const list: NaviCommand = {
         ['navi tasks list -o json', 'as JSON'],
       ],
     }),
-  handler: lazy('tasks list', async () => (await import('../commands/tasks.js')).tasksList),
+  handler: handledBy('tasks list'),
 };
 
 const show: NaviCommand = {
@@ -29,7 +29,7 @@ const show: NaviCommand = {
         ['navi tasks show tasks/fix.yaml', 'a file'],
       ],
     }),
-  handler: lazy('tasks show', async () => (await import('../commands/tasks.js')).tasksShow),
+  handler: handledBy('tasks show'),
 };
 
 const validate: NaviCommand = {
@@ -44,7 +44,7 @@ const validate: NaviCommand = {
         ['navi tasks validate tasks/fix.yaml', 'one file'],
       ],
     }),
-  handler: lazy('tasks validate', async () => (await import('../commands/tasks.js')).tasksValidate),
+  handler: handledBy('tasks validate'),
 };
 
 export const tasksModule: NaviCommand = {
