@@ -89,6 +89,8 @@ function parser(y: Argv, host: CliHost): Argv<GlobalArgs> {
     .version(false)
     .option('version', { alias: 'V', type: 'boolean', describe: 'Show version number' })
     .epilog(EPILOG)
+    // main returns the code; only the bin's binMain ends the process.
+    .exitProcess(false)
     .locale(localeOf(host.env))
     .wrap(helpWidth(host.stdout.columns, host.env))
     .fail((msg, err, inner) => {
