@@ -17,7 +17,7 @@ import type { GlobalArgs } from './global-args.js';
 import { reportFatal } from './fatal.js';
 import { parseRunFast } from './fast-run.js';
 import { globalFlags, withFlags } from './flags.js';
-import { currentCommand, examplesText, forgetCurrentCommand, helpWidth, hideTypes } from './help-layout.js';
+import { currentCommand, examplesText, helpWidth, hideTypes } from './help-layout.js';
 import { processHost, type CliHost } from './host.js';
 import { exitQuietlyOnBrokenPipe, finish } from './process-exit.js';
 import { expandShorthand } from './shorthand.js';
@@ -74,8 +74,6 @@ export async function main(args: string[], host: CliHost, commands: Commands): P
 
 /** navi's yargs: the global flags, every command module, help laid out for `host`, usage errors as exit 2. */
 function parser(y: Argv, host: CliHost): Argv<GlobalArgs> {
-  // The command whose builder runs records itself for usage errors (help-layout.ts); none has yet.
-  forgetCurrentCommand();
   let cli = (withFlags(hideTypes(y), globalFlags()) as unknown as Argv<GlobalArgs>)
     .scriptName('navi')
     .usage('$0 <command> [options]\n$0 "PROMPT" [options]   (= navi run "PROMPT")\n\nHeadless agent runner for local models (Ollama).');
@@ -103,7 +101,8 @@ function parser(y: Argv, host: CliHost): Argv<GlobalArgs> {
         return;
       }
       // Throwing stops yargs from running the command; main() reports it with exit 2.
-      throw new InvalidInputError('usage', usageMessage(msg, currentCommand()));
+      // The command whose builder ran records itself on this parse's instance (help-layout.ts).
+      throw new InvalidInputError('usage', usageMessage(msg, currentCommand(y)));
     });
 }
 

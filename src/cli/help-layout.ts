@@ -57,16 +57,15 @@ export interface CommandContext {
   flags: string[];
 }
 
-let current: CommandContext | null = null;
+/**
+ * The command each parse is in, by its yargs instance (a command's builder gets the instance the
+ * parse started with): one process may parse many times, even at once, as tests do.
+ */
+const current = new WeakMap<object, CommandContext>();
 
-/** The command whose builder ran last: the one a usage error is about. */
-export function currentCommand(): CommandContext | null {
-  return current;
-}
-
-/** Before a parse: no command's builder has run yet (one process may parse many times, as tests do). */
-export function forgetCurrentCommand(): void {
-  current = null;
+/** The command whose builder ran last in the parse of `y`: the one a usage error is about (null: the top level). */
+export function currentCommand(y: object): CommandContext | null {
+  return current.get(y) ?? null;
 }
 
 export interface CommandHelp {
@@ -100,7 +99,7 @@ export function commandHelp<T>(y: Argv<T>, help: CommandHelp): Argv<T> {
   out = out.group([...GLOBAL_FLAGS.filter((f) => used.has(f)), 'help'], 'Global options:');
   out = out.epilog([examplesText(help.examples), help.epilog].filter((s) => s !== undefined && s !== '').join('\n\n'));
   const flags = [...own, 'help', ...GLOBAL_FLAGS.filter((f) => used.has(f))];
-  current = { path: help.path, flags: [...new Set(flags.flatMap((k) => [k, ...aliasesOf(k)]))].filter((f) => !/[A-Z]/.test(f)) };
+  current.set(y, { path: help.path, flags: [...new Set(flags.flatMap((k) => [k, ...aliasesOf(k)]))].filter((f) => !/[A-Z]/.test(f)) });
   return out;
 }
 
