@@ -27,7 +27,7 @@ const COMMANDS = new Set(['run', 'loop', 'tasks', 'runs', 'sessions', 'profiles'
 /**
  * @typedef {{ args: string[], cpuMs: number, sysMs: number, faults: number, wallMs: number, code: number, test?: string }} Entry
  * A run in the test's process (test/support/in-process-cli.ts): no process, so no CPU of its own.
- * @typedef {{ args: string[], inProcess: true, store: 'pglite' | 'postgres', test?: string }} InProcessEntry
+ * @typedef {{ args: string[], inProcess: true, command: string, store: 'pglite' | 'postgres' | 'none', test?: string }} InProcessEntry
  */
 
 /** @param {string[]} args */

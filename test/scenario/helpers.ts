@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
 import { validateEvent } from '../../src/agent/events.js';
-import { cleanEnv, makeTempDir, stackLines, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
+import { cleanEnv, makeTempDir, runNavi, stackLines, startNavi, type JsonObject, type NaviProcess, type NaviResult, type RunOptions } from '../support/cli.js';
 import type { Backend, TestDatabase } from '../support/databases.js';
 import { runNaviWhereItCan } from '../support/in-process-cli.js';
 import { fakeOllama } from '../support/fake-ollama-harness.js';
@@ -40,6 +40,11 @@ export interface NaviCallOptions {
   host?: boolean;
   /** Process working directory (default the scenario's). */
   cwd?: string;
+  /**
+   * Spawn the built CLI even where the run could go in the test's process: the test is about the
+   * process itself (its pid in a lock, its exit through the bin).
+   */
+  spawn?: boolean;
 }
 
 export interface Scenario {
@@ -77,7 +82,7 @@ export async function scenario(backend: Backend, script: FakeScript): Promise<Sc
     db,
     cwd,
     env,
-    navi: (args, opts = {}) => runNaviWhereItCan(argv(args, opts), options(opts)),
+    navi: (args, opts = {}) => (opts.spawn === true ? runNavi : runNaviWhereItCan)(argv(args, opts), options(opts)),
     start: (args, opts = {}) => startNavi(argv(args, opts), options(opts)),
     chats: () => fake.requests.filter((r) => r.path === '/api/chat'),
   };

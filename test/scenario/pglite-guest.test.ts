@@ -121,7 +121,8 @@ forEachBackend(
         fs.writeFileSync(lockFile, JSON.stringify({ pid: process.pid, hostname: os.hostname(), started_at: new Date().toISOString() }));
         const old = new Date(Date.now() - 60_000);
         fs.utimesSync(lockFile, old, old);
-        const run = await s.navi(['sessions', 'list']);
+        // Spawned: the lock names this test's process as the holder, which a navi in it would be.
+        const run = await s.navi(['sessions', 'list'], { spawn: true });
         expect(run.code, describeRun(run)).toBe(1);
         expect(run.stderr).toContain(`process ${process.pid} on ${os.hostname()}`);
         expect(run.stderr).toContain('does not serve it to other navi processes');

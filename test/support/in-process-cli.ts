@@ -1,77 +1,68 @@
 /**
- * Runs a navi command in the test's own process (issue 36): the same code as the bin, from the
- * source, against a host (src/cli/host.ts) whose environment, working directory and streams are
- * the test's. A scenario that only reads what navi printed, its exit code and what it stored
- * needs no process of its own — spawning one costs Node's start-up and, on PGlite, loading the
- * database's WebAssembly every time. What only a process shows — signals, stdin, a terminal,
- * the built bundle, a process that must not outlive its parent — stays with `runNavi`.
+ * A scenario's run of navi in the test's own process where nothing needs a process of its own
+ * (issue 36): the same code as the bin (`main(args, host, NAVI_COMMANDS)`, from the source),
+ * with the test's environment, working directory and collected streams (test/support/in-process.ts).
+ * A scenario that reads what navi printed, its exit code and what it stored needs no process —
+ * spawning one costs Node's start-up and module loading every time. What only a process shows
+ * stays spawned (`runNavi`): stdin, a signal, a terminal, the built bundle, a server or worker
+ * that runs until stopped, a process that must not outlive its parent.
  */
 import fs from 'node:fs';
-import { PassThrough, Writable } from 'node:stream';
-import type { CliHost } from '../../src/cli/host.js';
-import { runFast } from '../../src/cli/run-entry.js';
-import { parseRunFast } from '../../src/cli/fast-run.js';
-import { expandShorthand } from '../../src/cli/shorthand.js';
+import type { CommandName } from '../../src/cli/command-modules/invocation.js';
 import { censusTestFile, runNavi, type JsonObject, type NaviResult, type RunOptions } from './cli.js';
+import { parseInProcess, runInProcess } from './in-process.js';
 
-/** A stream that keeps what is written to it, as a pipe would show it (not a terminal). */
-class Collector extends Writable {
-  text = '';
-  readonly isTTY = false;
-  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
-    this.text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-    done();
-  }
-}
+/**
+ * Commands that run in the test's process. Not: `serve` and `worker` (they run until a signal),
+ * `mcp` (it installs its own stop handlers), `queue` (pg-boss's supervision timers live past the
+ * command), `db migrate` (the suite's templates: a process each, once).
+ */
+const IN_PROCESS: ReadonlySet<CommandName> = new Set<CommandName>([
+  'run',
+  'loop',
+  'tasks list',
+  'tasks show',
+  'tasks validate',
+  'runs list',
+  'runs show',
+  'sessions list',
+  'sessions show',
+  'sessions rm',
+  'sessions compact',
+  'profiles list',
+  'profiles show',
+  'memory list',
+  'memory forget',
+  'doctor',
+  'init',
+  'completion',
+]);
 
-export interface InProcessOptions {
-  cwd: string;
-  env: Record<string, string>;
-}
-
-/** The args this runner takes: those the bin's fast path answers (`navi run …`, `navi "…"`). */
-export function runsInProcess(args: readonly string[]): boolean {
-  try {
-    return parseRunFast(expandShorthand([...args])) !== null;
-  } catch {
-    return false;
-  }
-}
-
-/** `navi ...args` in this process; the same result shape as `runNavi`. */
-export async function runNaviInProcess(args: readonly string[], opts: InProcessOptions): Promise<NaviResult> {
+/**
+ * A scenario's run of navi: in this process when its command is one of IN_PROCESS and it needs
+ * no stdin and no signal, else the built CLI spawned. Parsing decides (a usage error or `--help`
+ * runs in process too). `NAVI_TEST_IN_PROCESS=0` spawns every run, as before (README, Development).
+ */
+export async function runNaviWhereItCan(args: readonly string[], opts: RunOptions): Promise<NaviResult> {
+  if (process.env.NAVI_TEST_IN_PROCESS === '0' || opts.stdin !== undefined || opts.signalAfter !== undefined) return runNavi(args, opts);
+  const parsed = await parseInProcess(args, { env: opts.env, cwd: opts.cwd });
+  if (parsed.ran !== undefined && !IN_PROCESS.has(parsed.ran.command)) return runNavi(args, opts);
   const started = Date.now();
-  const stdout = new Collector();
-  const stderr = new Collector();
-  const stdin = new PassThrough();
-  stdin.end();
-  const host: CliHost = {
-    env: { ...opts.env },
-    cwd: opts.cwd,
-    stdin,
-    stdout: stdout as unknown as NodeJS.WriteStream,
-    stderr: stderr as unknown as NodeJS.WriteStream,
-    ownsProcess: false,
-    stdinKind: () => 'none',
-  };
-  const argv = parseRunFast(expandShorthand([...args]));
-  if (argv === null) throw new Error(`runNaviInProcess: ${args.join(' ')} is not a command the fast path takes; use runNavi`);
-  const code = await runFast(argv, host);
-  const lines = stdout.text.split('\n');
+  const run = await runInProcess(args, { env: opts.env, cwd: opts.cwd });
+  countForCensus(args, opts.env, parsed.ran?.command);
+  const lines = run.stdout.split('\n');
   if (lines.at(-1) === '') lines.pop();
   const events: JsonObject[] = [];
   const badLines: string[] = [];
   for (const line of lines) {
-    const value = parseObject(line);
+    const value = jsonObject(line);
     if (value === undefined) badLines.push(line);
     else events.push(value);
   }
   const exitedAt = Date.now();
   return {
-    code,
+    ...run,
     signal: null,
-    stdout: stdout.text,
-    stderr: stderr.text,
     lines,
     events,
     badLines,
@@ -83,7 +74,7 @@ export async function runNaviInProcess(args: readonly string[], opts: InProcessO
   };
 }
 
-function parseObject(line: string): JsonObject | undefined {
+function jsonObject(line: string): JsonObject | undefined {
   try {
     const value: unknown = JSON.parse(line);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
@@ -92,24 +83,11 @@ function parseObject(line: string): JsonObject | undefined {
   }
 }
 
-/**
- * A scenario's run of navi: in this process where nothing needs a process of its own (no
- * stdin, no signal to send, a command the fast path takes), else the built CLI spawned.
- * `NAVI_TEST_IN_PROCESS=0` spawns every run, as before (README, Development).
- */
-export function runNaviWhereItCan(args: readonly string[], opts: RunOptions): Promise<NaviResult> {
-  const inProcess = process.env.NAVI_TEST_IN_PROCESS !== '0' && opts.stdin === undefined && opts.signalAfter === undefined && runsInProcess(args);
-  if (!inProcess) return runNavi(args, opts);
-  return runNaviInProcess(args, opts).then((result) => {
-    countForCensus(args, opts.env);
-    return result;
-  });
-}
-
-/** bench/cli-census.js counts the processes; a run in this process is a line of its own there. */
-function countForCensus(args: readonly string[], env: Record<string, string>): void {
+/** bench/cli-census.js counts the CLI's processes; a run in this process is a line of its own there. */
+function countForCensus(args: readonly string[], env: Record<string, string>, command: CommandName | undefined): void {
   const log = process.env.NAVI_CENSUS_LOG;
-  if (log === undefined || log === '') return;
-  const store = env.DATABASE_URL !== undefined || args.includes('--db') ? 'postgres' : 'pglite';
-  fs.appendFileSync(log, `${JSON.stringify({ args, inProcess: true, store, test: censusTestFile() })}\n`);
+  if (log === undefined || log === '' || command === undefined) return;
+  const opensStore = /^(run|loop|doctor|runs |sessions |memory )/.test(command);
+  const store = !opensStore ? 'none' : env.DATABASE_URL !== undefined || args.includes('--db') ? 'postgres' : 'pglite';
+  fs.appendFileSync(log, `${JSON.stringify({ args, inProcess: true, command, store, test: censusTestFile() })}\n`);
 }
