@@ -78,7 +78,8 @@ forEachBackend(
             backend,
             scriptRun([`echo leak > "${escaped}"`, connectCommand(server.port), 'echo kept > inside.txt', 'echo "tmp=$TMPDIR"', ''].join('\n')),
           );
-          const run = await s.navi(['run', '--sandbox', 'workspace-write', '-o', 'stream-json', 'run the job']);
+          // Spawned: the sandbox's private temp directory lives as long as navi's process, which this checks is gone.
+          const run = await s.navi(['run', '--sandbox', 'workspace-write', '-o', 'stream-json', 'run the job'], { spawn: true });
           expect(run.code, describeRun(run)).toBe(0);
           const events = expectValidStream(run);
           expect(eventsOf(events, 'run_started')[0]).toMatchObject({ sandbox: 'workspace-write', sandbox_network: false });
