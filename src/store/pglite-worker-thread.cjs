@@ -21,6 +21,8 @@ const threads = require('node:worker_threads');
 // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment
 const input = /** @type {WorkerInput} */ (threads.workerData);
 const parentPort = /** @type {import('node:worker_threads').MessagePort} */ (threads.parentPort);
+/** The reply id of the compiled WebAssembly module sent back (`WASM_MODULE_ID` in pglite-worker.ts). */
+const WASM_MODULE_ID = -1;
 // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment
 const pglite = /** @type {typeof import('@electric-sql/pglite')} */ (require(input.pgliteEntry));
 const { PGlite, protocol, parse } = pglite;
@@ -255,14 +257,23 @@ async function handle(m) {
 
 // What does not depend on the directory starts at once: compiling the WebAssembly and reading
 // the file bundle (a worker started ahead of time has them ready when the directory is named).
-// Should these files move in a PGlite release, PGlite finds them itself.
+// Should these files move in a PGlite release, PGlite finds them itself. A module this process
+// compiled before comes with the input; one compiled here goes back to the process for the next
+// worker (pglite-worker.ts `compiledWasm`).
 const fs = require('node:fs');
 const path = require('node:path');
 const pgliteDir = path.dirname(input.pgliteEntry);
 // The global WebAssembly object (lib.dom declares it; navi's types have only its namespace).
 const wasm = /** @type {{ WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }} */ (/** @type {unknown} */ (globalThis)).WebAssembly;
 /** @type {Promise<{ pgliteWasmModule?: WebAssembly.Module, fsBundle?: Blob }>} */
-const assets = Promise.all([wasm.compile(fs.readFileSync(path.join(pgliteDir, 'pglite.wasm'))), fs.promises.readFile(path.join(pgliteDir, 'pglite.data'))]).then(
+const compiled =
+  input.wasmModule !== undefined
+    ? Promise.resolve(input.wasmModule)
+    : wasm.compile(fs.readFileSync(path.join(pgliteDir, 'pglite.wasm'))).then((module) => {
+        parentPort.postMessage(/** @type {Reply} */ ({ id: WASM_MODULE_ID, ok: true, value: module }));
+        return module;
+      });
+const assets = Promise.all([compiled, fs.promises.readFile(path.join(pgliteDir, 'pglite.data'))]).then(
   ([pgliteWasmModule, data]) => ({ pgliteWasmModule, fsBundle: plainBundle(data) }),
   () => ({}),
 );
