@@ -13,40 +13,22 @@ import { censusTestFile, runNavi, type JsonObject, type NaviResult, type RunOpti
 import { parseInProcess, runInProcess } from './in-process.js';
 
 /**
- * Commands that run in the test's process. Not: `serve` and `worker` (they run until a signal),
- * `mcp` (it installs its own stop handlers), `queue` (pg-boss's supervision timers live past the
- * command), `db migrate` (the suite's templates: a process each, once).
+ * Commands that always spawn the built CLI; every other one runs in the test's process. `serve`
+ * and `worker` run until a signal, `mcp` installs its own stop handlers, `queue` leaves pg-boss's
+ * supervision timers past the command, and `db migrate` makes the suite's templates (a process
+ * each, once).
  */
-const IN_PROCESS: ReadonlySet<CommandName> = new Set<CommandName>([
-  'run',
-  'loop',
-  'tasks list',
-  'tasks show',
-  'tasks validate',
-  'runs list',
-  'runs show',
-  'sessions list',
-  'sessions show',
-  'sessions rm',
-  'sessions compact',
-  'profiles list',
-  'profiles show',
-  'memory list',
-  'memory forget',
-  'doctor',
-  'init',
-  'completion',
-]);
+const SPAWNED: ReadonlySet<CommandName> = new Set<CommandName>(['serve', 'worker', 'queue add', 'queue list', 'queue cancel', 'mcp list', 'mcp tools', 'db migrate']);
 
 /**
- * A scenario's run of navi: in this process when its command is one of IN_PROCESS and it needs
- * no stdin and no signal, else the built CLI spawned. Parsing decides (a usage error or `--help`
+ * A scenario's run of navi: in this process when it needs no stdin and no signal and its command
+ * is not one of SPAWNED, else the built CLI spawned. Parsing decides (a usage error or `--help`
  * runs in process too). `NAVI_TEST_IN_PROCESS=0` spawns every run, as before (README, Development).
  */
 export async function runNaviWhereItCan(args: readonly string[], opts: RunOptions): Promise<NaviResult> {
   if (process.env.NAVI_TEST_IN_PROCESS === '0' || opts.stdin !== undefined || opts.signalAfter !== undefined) return runNavi(args, opts);
   const parsed = await parseInProcess(args, { env: opts.env, cwd: opts.cwd });
-  if (parsed.ran !== undefined && !IN_PROCESS.has(parsed.ran.command)) return runNavi(args, opts);
+  if (parsed.ran !== undefined && SPAWNED.has(parsed.ran.command)) return runNavi(args, opts);
   const started = Date.now();
   const run = await runInProcess(args, { env: opts.env, cwd: opts.cwd });
   countForCensus(args, opts.env, parsed.ran?.command);
