@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forEachBackend } from '../support/databases.js';
+import { until } from '../scenario/helpers.js';
 import { eventsOf, expectExit, expectLoopStream, fixIteration, git, iterationMessages, lookIteration, loopRepo, resultOf, say, scenario, script, tc } from './helpers.js';
 
 /** Per-test hang guard: far above the real time. */
@@ -101,6 +102,8 @@ forEachBackend((backend) => {
         const first = s.start(['loop', 'task.yaml', '-o', 'stream-json']);
         const started = await first.waitForEvent('loop_started');
         await first.waitForEvent('iteration_started');
+        // The first loop's request is at the model (held there), so the count below is the second loop's doing.
+        await until(() => s.chats().length === 1, 30_000, "the first loop's model request");
         // From a subfolder of the same work tree: the same tree, the same lock.
         const second = await s.navi(['loop', 'Tidy up the README', '--cwd', path.join(s.cwd, 'sub')]);
         release();
