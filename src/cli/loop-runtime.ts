@@ -40,7 +40,7 @@ export async function createLoopRuntime(args: GlobalArgs, host: CliHost, output:
   const { config, explicit, warnings } = opts.loaded ?? loadLoopConfig(args, opts.cwd, host.env, opts.loopOverrides);
   if (!args.quiet) for (const w of warnings) output.diagnostic(`warning: ${w}`);
   return createRuntime(args, host, output, {
-    base: { host, cwd: opts.cwd, env: host.env, config, explicit, output },
+    base: { host, cwd: opts.cwd, config, explicit, output },
     loopTools: true,
     ...(opts.store ? { store: opts.store } : {}),
     ...(opts.interactive === false ? { interactive: false } : {}),

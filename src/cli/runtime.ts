@@ -82,7 +82,7 @@ export function isInteractive(host: Pick<CliHost, 'env' | 'stdin' | 'stderr'>): 
 
 export async function createRuntime(args: GlobalArgs, host: CliHost, output: Output, opts: RuntimeOptions = {}): Promise<Runtime> {
   const base = opts.base ?? setup(args, host, output);
-  const { cwd, env, config } = base;
+  const { cwd, config, host: { env } } = base;
   // Before anything opens: a bad --record/--replay file is exit 2 with nothing to clean up.
   const exchanges = await modelExchanges(args, resolveCwd(args.cwd, host.cwd), env);
   // So is a sandbox that cannot be set up (no bwrap, user namespaces off): never a run without it.
@@ -215,7 +215,7 @@ export function resolveProfile(rt: Runtime, id: string): Profile {
  * transient Ollama outage by default (`llm.outage_retry`).
  */
 export function turnBase(rt: Runtime, signal: AbortSignal, mode: { loop?: boolean } = {}): Omit<TurnOptions, 'sessionId' | 'newSession' | 'message' | 'profileId'> {
-  const { config, env } = rt;
+  const { config, host: { env } } = rt;
   const heartbeat = Number(env.NAVI_HEARTBEAT_MS);
   const outageRetry = outageRetryMs(config.llm.outage_retry, mode.loop === true);
   return {

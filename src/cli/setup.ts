@@ -24,7 +24,6 @@ export interface CliSetup {
   /** The process, or a test's stand-in for it: environment, streams. */
   host: CliHost;
   cwd: string;
-  env: Record<string, string | undefined>;
   config: NaviConfig;
   /** Dotted config keys some layer set explicitly (e.g. `llm.num_ctx`). */
   explicit: ReadonlySet<string>;
@@ -80,7 +79,7 @@ export function setup(argv: GlobalArgs, host: CliHost, output: Output = createOu
   const cwd = resolveCwd(argv.cwd, host.cwd);
   const loaded = configFor(argv, cwd, host.env);
   if (!argv.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
-  return { host, cwd, env: host.env, config: loaded.config, explicit: loaded.explicit, output };
+  return { host, cwd, config: loaded.config, explicit: loaded.explicit, output };
 }
 
 /** Shipped profiles plus the project's `profiles/` folder (not a repository's the worker does not trust). */

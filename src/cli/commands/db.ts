@@ -19,7 +19,7 @@ async function migrateQueue(url: string, env: Record<string, string | undefined>
 }
 
 export async function dbMigrate(argv: GlobalArgs & Record<string, unknown>, host: CliHost): Promise<number> {
-  const { config, env } = setup(argv, host);
+  const { config, host: { env } } = setup(argv, host);
   // Opening applies any pending migration under the store's lock.
   const store = await openConfiguredStore(config, host);
   const where = store.location;

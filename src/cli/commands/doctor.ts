@@ -206,7 +206,7 @@ export async function doctorCommand(argv: GlobalArgs & Record<string, unknown>, 
   );
   const s = ctx as CliSetup | null;
   if (s !== null) {
-    const { config, env, cwd, explicit } = s;
+    const { config, cwd, explicit, host: { env } } = s;
     checks.push(
       await check('profiles', async () => {
         const set = await profilesFor(cwd, env);

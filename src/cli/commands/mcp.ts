@@ -71,7 +71,7 @@ function rowJson(row: ServerRow): Record<string, unknown> {
 
 /** `navi mcp list`: each server, its state, tool count and start time. */
 export async function mcpList(argv: Args, host: CliHost): Promise<number> {
-  const { cwd, env, config } = setup(argv, host);
+  const { cwd, config, host: { env } } = setup(argv, host);
   const list = await withServers(config, cwd, env, undefined, (m) => rows(config, m));
   if (argv.output !== 'text') {
     host.stdout.write(`${JSON.stringify({ servers: list.map(rowJson) })}\n`);
@@ -96,7 +96,7 @@ export async function mcpList(argv: Args, host: CliHost): Promise<number> {
 
 /** `navi mcp tools [SERVER]`: the tools as the model gets them (name, description, parameters). */
 export async function mcpTools(argv: Args, host: CliHost): Promise<number> {
-  const { cwd, env, config } = setup(argv, host);
+  const { cwd, config, host: { env } } = setup(argv, host);
   const only = typeof argv.server === 'string' ? [argv.server] : undefined;
   if (only !== undefined && config.mcp.servers[only[0] ?? ''] === undefined) {
     const configured = Object.keys(config.mcp.servers);

@@ -11,7 +11,7 @@ import { terminalSafe } from '../terminal-text.js';
 type Args = GlobalArgs & Record<string, unknown>;
 
 export async function memoryList(argv: Args, host: CliHost): Promise<number> {
-  return withStore(argv, host, async (store, json, { env }) => {
+  return withStore(argv, host, async (store, json, { host: { env } }) => {
     const user = userName(env);
     const facts = await store.memories.list(user);
     if (json) {
@@ -30,7 +30,7 @@ export async function memoryList(argv: Args, host: CliHost): Promise<number> {
 
 export async function memoryForget(argv: Args, host: CliHost): Promise<number> {
   const id = String(argv.id);
-  return withStore(argv, host, async (store, json, { config, env }) => {
+  return withStore(argv, host, async (store, json, { config, host: { env } }) => {
     const user = userName(env);
     if (!(await store.memories.remove(user, id))) throw new NotFoundError('memory_not_found', `no memory '${id}' for ${user}; see: navi memory list`);
     await refreshMemory(Promise.resolve(store), user, memoryCacheFor(config, env));

@@ -10,7 +10,7 @@ import { configuredSandbox, profilesFor, setup, toolsFor } from '../setup.js';
 type Args = GlobalArgs & Record<string, unknown>;
 
 export async function profilesList(argv: Args, host: CliHost): Promise<number> {
-  const { cwd, config, env } = setup(argv, host);
+  const { cwd, config, host: { env } } = setup(argv, host);
   const set = await profilesFor(cwd, env);
   const rows = [...set.profiles.values()].sort((a, b) => a.id.localeCompare(b.id));
   const broken = [...(set.broken ?? new Map<string, string>()).entries()].sort(([a], [b]) => a.localeCompare(b));
@@ -37,7 +37,7 @@ export async function profilesList(argv: Args, host: CliHost): Promise<number> {
 }
 
 export async function profilesShow(argv: Args, host: CliHost): Promise<number> {
-  const { cwd, config, env } = setup(argv, host);
+  const { cwd, config, host: { env } } = setup(argv, host);
   const set = await profilesFor(cwd, env);
   const id = String(argv.id);
   const profile = set.profiles.get(id);

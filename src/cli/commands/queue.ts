@@ -36,7 +36,7 @@ type Boss = PgBoss;
 
 /** Opens the engine for a short command (no supervision), runs `fn`, closes it. */
 async function withEngine<T>(argv: GlobalArgs, host: CliHost, command: string, fn: (boss: Boss, timing: QueueTiming) => Promise<T>): Promise<T> {
-  const { config, env } = setup(argv, host);
+  const { config, host: { env } } = setup(argv, host);
   const url = requirePostgres(config.db.url, command);
   const { openEngine, queueTiming } = await import('../../queue/engine.js');
   const timing = queueTiming(env);

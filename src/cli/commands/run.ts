@@ -210,7 +210,7 @@ export async function runOneShot(argv: GlobalArgs & Record<string, unknown>, hos
       // Loop mode takes over this run's output and handlers (dispatch.ts releases them).
       if (entering !== null) return { prompt, autoEntered: entering, release: detach().release };
       if (!args.quiet) for (const w of loaded.warnings) output.diagnostic(`warning: ${w}`);
-      const rt = await createRuntime(args, host, output, { base: { host, cwd, env: host.env, config: loaded.config, explicit: loaded.explicit, output } });
+      const rt = await createRuntime(args, host, output, { base: { host, cwd, config: loaded.config, explicit: loaded.explicit, output } });
       onClose(() => Promise.all([rt.store.then((s) => s.close()), rt.mcp?.close()]));
       ids.storedSession = () => storedSession(rt, ids.sessionId);
       let sessionId = ids.sessionId;

@@ -95,7 +95,7 @@ export function checkTaskCwd(data: JobData, worktree: string): void {
 }
 
 export async function workerCommand(argv: Args, host: CliHost): Promise<number> {
-  const { config, env, explicit } = setup(argv, host);
+  const { config, explicit, host: { env } } = setup(argv, host);
   const url = requirePostgres(config.db.url, 'worker');
   const floor = await workerFloor(config, explicit, env);
   const trust = { all: argv.trustRepoConfig === true, repos: config.worker.trusted_repos };
