@@ -136,7 +136,8 @@ export function censusTestFile(): string {
   return file === undefined ? '' : path.relative(REPO_ROOT, file);
 }
 
-function parseLine(line: string): JsonObject | undefined {
+/** A stdout line as a JSON object, or undefined when it is not one. */
+export function parseLine(line: string): JsonObject | undefined {
   try {
     const value: unknown = JSON.parse(line);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import type { CommandName } from '../../src/cli/command-modules/invocation.js';
-import { censusTestFile, runNavi, type JsonObject, type NaviResult, type RunOptions } from './cli.js';
+import { censusTestFile, parseLine, runNavi, type JsonObject, type NaviResult, type RunOptions } from './cli.js';
 import { parseInProcess, runInProcess } from './in-process.js';
 
 /**
@@ -37,7 +37,7 @@ export async function runNaviWhereItCan(args: readonly string[], opts: RunOption
   const events: JsonObject[] = [];
   const badLines: string[] = [];
   for (const line of lines) {
-    const value = jsonObject(line);
+    const value = parseLine(line);
     if (value === undefined) badLines.push(line);
     else events.push(value);
   }
@@ -54,15 +54,6 @@ export async function runNaviWhereItCan(args: readonly string[], opts: RunOption
     exitedAt,
     pid: process.pid,
   };
-}
-
-function jsonObject(line: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** bench/cli-census.js counts the CLI's processes; a run in this process is a line of its own there. */
